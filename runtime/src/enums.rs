@@ -93,6 +93,11 @@ macro_rules! open_enum {
                 }
             }
         }
+        impl $crate::json::ToJson for $name {
+            fn to_json(&self) -> ::serde_json::Value {
+                ::serde_json::Value::String(self.as_str().to_string())
+            }
+        }
     };
 }
 
@@ -163,6 +168,11 @@ macro_rules! closed_enum {
                     }
                     other => Err($crate::json::invalid_type(other, "a string", at)),
                 }
+            }
+        }
+        impl $crate::json::ToJson for $name {
+            fn to_json(&self) -> ::serde_json::Value {
+                ::serde_json::Value::String(self.as_str().to_string())
             }
         }
     };

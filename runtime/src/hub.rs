@@ -835,16 +835,13 @@ mod tests {
         assert!(e.path.contains(PROPERTY_BAG_ANNOTATION), "{e}");
     }
 
-    #[derive(Debug, PartialEq, Serialize)]
+    #[derive(Debug, PartialEq)]
     struct Small {
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         text: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         price: Option<f32>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         items: Option<Vec<Small>>,
     }
-    crate::json_object!(Small { "text" => text, "price" => price, "items" => items });
+    crate::json_object! { Small { "text" => text, "price" => price, "items" => items } }
 
     #[test]
     fn floats_and_doubles_convert_through_their_shortest_decimal() {

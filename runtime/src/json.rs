@@ -181,7 +181,7 @@ pub fn via_serde<T: serde::de::DeserializeOwned>(json: &Value, at: &Path<'_>) ->
     })
 }
 
-/// [`FromJson`] through the type's own `Deserialize` ([`via_serde`]).
+/// [`FromJson`] through the type's own `Deserialize` ([`via_serde`]), and [`ToJson`] through its `Serialize`.
 #[macro_export]
 macro_rules! from_json_via_serde {
     ($($ty:ty),* $(,)?) => {
@@ -189,6 +189,12 @@ macro_rules! from_json_via_serde {
             impl $crate::json::FromJson for $ty {
                 fn from_json(json: &::serde_json::Value, at: &$crate::hub::Path<'_>) -> Result<Self, $crate::json::Error> {
                     $crate::json::via_serde(json, at)
+                }
+            }
+            impl $crate::json::ToJson for $ty {
+                fn to_json(&self) -> ::serde_json::Value {
+                    // (These hold no floats, and serializing them cannot fail: string keys only.)
+                    ::serde_json::to_value(self).unwrap_or(::serde_json::Value::Null)
                 }
             }
         )*
@@ -287,60 +293,190 @@ crate::from_json_via_serde!(
     crate::capi::ApiEndpoint,
 );
 
-/// [`FromJson`] and the `Deserialize` shim for a generated struct, from its fields' JSON names: what serde's derive
-/// would read, for the attributes the generator writes (the generator turns a struct's `#[derive(Deserialize)]`
-/// and `#[serde]` attributes into this invocation).
+/// Writing a generated type as a JSON value: one plain function per type, for the reason [`FromJson`] is (a derived
+/// `Serialize` is compiled again per serializer and instantiates serde's machinery per field type). Floats are
+/// written with their own shortest decimal form, as serde_json's writer does (`0.1f32` is `0.1`).
+pub trait ToJson {
+    fn to_json(&self) -> Value;
+
+    /// Writes this as the member `key` of `map`; an `Option` that is `None` writes nothing.
+    fn write_field(&self, key: &str, map: &mut Map<String, Value>) {
+        map.insert(key.to_string(), self.to_json());
+    }
+}
+
+/// The `Serialize` of a type with [`ToJson`]: its JSON value, serialized.
+pub fn serialize<S: serde::Serializer, T: ToJson + ?Sized>(value: &T, serializer: S) -> Result<S::Ok, S::Error> {
+    serde::Serialize::serialize(&value.to_json(), serializer)
+}
+
+impl<T: ToJson + ?Sized> ToJson for &T {
+    fn to_json(&self) -> Value {
+        (**self).to_json()
+    }
+}
+
+impl ToJson for bool {
+    fn to_json(&self) -> Value {
+        Value::Bool(*self)
+    }
+}
+
+macro_rules! integer {
+    ($($ty:ty),*) => {
+        $(
+            impl ToJson for $ty {
+                fn to_json(&self) -> Value {
+                    Value::Number((*self).into())
+                }
+            }
+        )*
+    };
+}
+
+integer!(i32, i64, u32, u64);
+
+impl ToJson for f64 {
+    fn to_json(&self) -> Value {
+        serde_json::Number::from_f64(*self).map_or(Value::Null, Value::Number)
+    }
+}
+
+impl ToJson for f32 {
+    fn to_json(&self) -> Value {
+        crate::hub::widen(*self).to_json()
+    }
+}
+
+impl ToJson for String {
+    fn to_json(&self) -> Value {
+        Value::String(self.clone())
+    }
+}
+
+impl ToJson for Value {
+    fn to_json(&self) -> Value {
+        self.clone()
+    }
+}
+
+impl<T: ToJson> ToJson for Option<T> {
+    fn to_json(&self) -> Value {
+        match self {
+            Some(value) => value.to_json(),
+            None => Value::Null,
+        }
+    }
+
+    fn write_field(&self, key: &str, map: &mut Map<String, Value>) {
+        if let Some(value) = self {
+            map.insert(key.to_string(), value.to_json());
+        }
+    }
+}
+
+impl<T: ToJson> ToJson for Box<T> {
+    fn to_json(&self) -> Value {
+        (**self).to_json()
+    }
+}
+
+impl<T: ToJson> ToJson for Vec<T> {
+    fn to_json(&self) -> Value {
+        let mut out = Vec::with_capacity(self.len());
+        for item in self {
+            out.push(item.to_json());
+        }
+        Value::Array(out)
+    }
+}
+
+impl<T: ToJson> ToJson for BTreeMap<String, T> {
+    fn to_json(&self) -> Value {
+        let mut out = Map::new();
+        for (key, value) in self {
+            out.insert(key.clone(), value.to_json());
+        }
+        Value::Object(out)
+    }
+}
+
+impl<T: ToJson> ToJson for crate::Nullable<T> {
+    fn to_json(&self) -> Value {
+        match self {
+            crate::Nullable::Null => Value::Null,
+            crate::Nullable::Value(value) => value.to_json(),
+        }
+    }
+}
+
+/// [`FromJson`] and [`ToJson`], with `Deserialize` and `Serialize` shims over them, for a generated struct: what
+/// serde's derives would do with the attributes the generator writes (the generator turns a struct's derives and
+/// `#[serde]` attributes into this invocation). The fields in declaration order, each `"json" => field`:
 ///
-/// - `"json" => field`: a field with a default (an `Option`, `#[serde(default)]`, or a container default): the
-///   field type's `Default` when absent.
-/// - `required { "json" => field }`: `missing field` when absent.
-/// - `nullable { "json" => field }`: an `Option<Nullable<T>>`: absent is `None`, `null` is `Some(Null)`.
-/// - `rest => field`: the `#[serde(flatten)]` map, which takes every other key (typed by the map's values).
+/// - unmarked: the field type's `Default` when absent (an `Option`, `#[serde(default)]`, or a container default);
+/// - `(required)`: `missing field` when absent;
+/// - `(nullable)`: an `Option<Nullable<T>>`: absent is `None`, `null` is `Some(Null)`;
+/// - `..field` after the braces: the `#[serde(flatten)]` map (the last field), which takes every other key (typed by
+///   the map's values).
+///
+/// Written, an `Option` field that is `None` is left out (`skip_serializing_if = "Option::is_none"`, which the
+/// generator checks every `Option` field has) and every other field is written, in declaration order, then the
+/// flattened map's entries. `read` before the type name: [`FromJson`] and `Deserialize` only (a kind, whose
+/// `Serialize` adds `apiVersion` and `kind`).
 ///
 /// ```
-/// use serde::Serialize;
-/// #[derive(Debug, Default, PartialEq, Serialize)]
+/// #[derive(Debug, Default, PartialEq)]
 /// pub struct Pool {
 ///     pub name: String,
 ///     pub count: Option<i32>,
 /// }
-/// armgen_runtime::json_object!(Pool { "count" => count } required { "name" => name });
+/// armgen_runtime::json_object! { Pool { "name" => name (required), "count" => count } }
 /// let pool: Pool = serde_json::from_str(r#"{"name": "a", "count": 3, "other": true}"#).unwrap();
 /// assert_eq!(pool, Pool { name: "a".into(), count: Some(3) });
 /// let error = serde_json::from_str::<Pool>(r#"{"count": "x"}"#).unwrap_err();
 /// assert_eq!(error.to_string(), r#"count: invalid type: string "x", expected i32"#);
+/// assert_eq!(serde_json::to_string(&Pool { name: "b".into(), count: None }).unwrap(), r#"{"name":"b"}"#);
 /// ```
 #[macro_export]
 macro_rules! json_object {
-    (
-        $ty:ident { $($key:literal => $field:ident),* $(,)? }
-        $(required { $($rkey:literal => $rfield:ident),* $(,)? })?
-        $(nullable { $($nkey:literal => $nfield:ident),* $(,)? })?
-        $(rest => $rest:ident)?
-    ) => {
+    (read $ty:ident { $($key:literal => $field:ident $(($kind:ident))?),* $(,)? } $(..$rest:ident)?) => {
+        $crate::json_object!(@read $ty { $($key => $field $(($kind))?),* } $(..$rest)?);
+    };
+    ($ty:ident { $($key:literal => $field:ident $(($kind:ident))?),* $(,)? } $(..$rest:ident)?) => {
+        $crate::json_object!(@read $ty { $($key => $field $(($kind))?),* } $(..$rest)?);
+        impl $crate::json::ToJson for $ty {
+            fn to_json(&self) -> ::serde_json::Value {
+                let mut map = ::serde_json::Map::new();
+                $($crate::json::ToJson::write_field(&self.$field, $key, &mut map);)*
+                $(for (key, value) in &self.$rest {
+                    map.insert(key.clone(), $crate::json::ToJson::to_json(value));
+                })?
+                ::serde_json::Value::Object(map)
+            }
+        }
+        impl ::serde::Serialize for $ty {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                $crate::json::serialize(self, serializer)
+            }
+        }
+    };
+    (@read $ty:ident { $($key:literal => $field:ident $(($kind:ident))?),* } $(..$rest:ident)?) => {
         impl $crate::json::FromJson for $ty {
             fn from_json(json: &::serde_json::Value, at: &$crate::hub::Path<'_>) -> Result<Self, $crate::json::Error> {
-                #[allow(unused_imports)]
-                use $crate::json::FromJson as _;
                 let map = $crate::json::object(json, concat!("struct ", stringify!($ty)), at)?;
-                $(let mut $field = ::core::default::Default::default();)*
-                $($(let mut $rfield = None;)*)?
-                $($(let mut $nfield = None;)*)?
+                $($crate::json_object!(@init $field $($kind)?);)*
                 $(let mut $rest = ::std::collections::BTreeMap::new();)?
                 for (key, value) in map {
                     match key.as_str() {
-                        $($key => $field = $crate::json::FromJson::from_json(value, &at.field($key))?,)*
-                        $($($rkey => $rfield = Some($crate::json::FromJson::from_json(value, &at.field($rkey))?),)*)?
-                        $($($nkey => $nfield = Some($crate::json::FromJson::from_json(value, &at.field($nkey))?),)*)?
+                        $($key => $crate::json_object!(@read_field $field value at $key $($kind)?),)*
                         _ => {
                             $($rest.insert(key.clone(), $crate::json::FromJson::from_json(value, &at.key(key))?);)?
                         }
                     }
                 }
                 Ok(Self {
-                    $($field,)*
-                    $($($rfield: $rfield.ok_or_else(|| $crate::json::missing($rkey, at))?,)*)?
-                    $($($nfield,)*)?
+                    $($field: $crate::json_object!(@take $field at $key $($kind)?),)*
                     $($rest,)?
                 })
             }
@@ -351,10 +487,24 @@ macro_rules! json_object {
             }
         }
     };
+    (@init $field:ident) => { let mut $field = ::core::default::Default::default(); };
+    (@init $field:ident required) => { let mut $field = None; };
+    (@init $field:ident nullable) => { let mut $field = None; };
+    (@read_field $field:ident $value:ident $at:ident $key:literal) => {
+        $field = $crate::json::FromJson::from_json($value, &$at.field($key))?
+    };
+    (@read_field $field:ident $value:ident $at:ident $key:literal $kind:ident) => {
+        $field = Some($crate::json::FromJson::from_json($value, &$at.field($key))?)
+    };
+    (@take $field:ident $at:ident $key:literal) => { $field };
+    (@take $field:ident $at:ident $key:literal required) => {
+        $field.ok_or_else(|| $crate::json::missing($key, $at))?
+    };
+    (@take $field:ident $at:ident $key:literal nullable) => { $field };
 }
 
-/// [`FromJson`] and the `Deserialize` shim for a generated discriminated union (`#[serde(tag = "…")]`): the tag's
-/// value picks the variant, which reads the object without the tag.
+/// [`FromJson`], [`ToJson`] and the serde shims for a generated discriminated union (`#[serde(tag = "…")]`): the
+/// tag's value picks the variant, which reads the object without the tag; written, the tag comes first.
 #[macro_export]
 macro_rules! json_union {
     ($ty:ident, $tag:literal { $($value:literal => $variant:ident),* $(,)? }) => {
@@ -367,12 +517,34 @@ macro_rules! json_union {
                 }
             }
         }
+        impl $crate::json::ToJson for $ty {
+            fn to_json(&self) -> ::serde_json::Value {
+                match self {
+                    $(Self::$variant(variant) => $crate::json::tagged($tag, $value, variant),)*
+                }
+            }
+        }
         impl<'de> ::serde::Deserialize<'de> for $ty {
             fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 $crate::json::deserialize(deserializer)
             }
         }
+        impl ::serde::Serialize for $ty {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                $crate::json::serialize(self, serializer)
+            }
+        }
     };
+}
+
+/// A union variant written with its tag first, as serde writes an internally tagged enum.
+pub fn tagged(tag: &str, value: &str, variant: &dyn ToJson) -> Value {
+    let mut map = Map::new();
+    map.insert(tag.to_string(), Value::String(value.to_string()));
+    if let Value::Object(fields) = variant.to_json() {
+        map.extend(fields);
+    }
+    Value::Object(map)
 }
 
 /// A tagged union's tag value and the object without it (serde's internally tagged enums).
@@ -399,41 +571,48 @@ mod tests {
     #[derive(Debug, Clone, PartialEq, Default, Serialize, serde::Deserialize)]
     #[serde(default, rename_all = "camelCase")]
     struct SerdePool {
+        #[serde(skip_serializing_if = "Option::is_none")]
         count: Option<i32>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        ratio: Option<f32>,
         zones: Vec<String>,
         tags: BTreeMap<String, String>,
     }
 
-    #[derive(Debug, Clone, PartialEq, Default, Serialize)]
+    #[derive(Debug, Clone, PartialEq, Default)]
     struct Pool {
         count: Option<i32>,
+        ratio: Option<f32>,
         zones: Vec<String>,
         tags: BTreeMap<String, String>,
     }
-    crate::json_object!(Pool { "count" => count, "zones" => zones, "tags" => tags });
+    crate::json_object! { Pool { "count" => count, "ratio" => ratio, "zones" => zones, "tags" => tags } }
 
     #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
     struct SerdeArm {
         name: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         size: Option<Box<SerdePool>>,
-        #[serde(default, deserialize_with = "crate::nullable::deserialize")]
+        #[serde(
+            default,
+            skip_serializing_if = "Option::is_none",
+            deserialize_with = "crate::nullable::deserialize"
+        )]
         gone: Option<crate::Nullable<i64>>,
         #[serde(flatten)]
         unknown_fields: BTreeMap<String, Value>,
     }
 
-    #[derive(Debug, Clone, PartialEq, Serialize)]
+    #[derive(Debug, Clone, PartialEq)]
     struct Arm {
         name: String,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         size: Option<Box<Pool>>,
-        #[serde(default, deserialize_with = "crate::nullable::deserialize")]
         gone: Option<crate::Nullable<i64>>,
-        #[serde(flatten)]
         unknown_fields: BTreeMap<String, Value>,
     }
-    crate::json_object!(Arm { "size" => size } required { "name" => name } nullable { "gone" => gone } rest => unknown_fields);
+    crate::json_object! {
+        Arm { "name" => name (required), "size" => size, "gone" => gone (nullable) } ..unknown_fields
+    }
 
     #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
     #[serde(tag = "kind")]
@@ -442,10 +621,8 @@ mod tests {
         Pool(SerdePool),
     }
 
-    #[derive(Debug, Clone, PartialEq, Serialize)]
-    #[serde(tag = "kind")]
+    #[derive(Debug, Clone, PartialEq)]
     enum Shape {
-        #[serde(rename = "pool")]
         Pool(Pool),
     }
     crate::json_union!(Shape, "kind" { "pool" => Pool });
@@ -461,9 +638,10 @@ mod tests {
         let serde: Result<S, _> = serde_path_to_error::deserialize(&value);
         let ours: Result<T, _> = read(&value);
         match (serde, ours) {
+            // Written back: the same text (members in the same order, floats spelled the same).
             (Ok(s), Ok(t)) => assert_eq!(
-                serde_json::to_value(s).unwrap(),
-                serde_json::to_value(t).unwrap(),
+                serde_json::to_string(&s).unwrap(),
+                serde_json::to_string(&t).unwrap(),
                 "{json}"
             ),
             (Err(s), Err(t)) => {
@@ -492,6 +670,9 @@ mod tests {
         for json in [
             r#"{}"#,
             r#"{"count": 3, "zones": ["1"], "tags": {"a": "b"}, "other": 1}"#,
+            r#"{"tags": {"b": "1", "a": "2"}, "ratio": 0.1, "count": 1}"#,
+            r#"{"ratio": 1e-7}"#,
+            r#"{"ratio": 3.4028235e38}"#,
             r#"{"count": null}"#,
             r#"{"count": "x"}"#,
             r#"{"count": 1.5}"#,
@@ -508,6 +689,7 @@ mod tests {
         for json in [
             r#"{"name": "n"}"#,
             r#"{"name": "n", "x": {"y": 1}, "size": {"count": 2}}"#,
+            r#"{"z": 1, "gone": 2, "name": "n", "a": [1.5]}"#,
             r#"{"name": "n", "gone": null}"#,
             r#"{"name": "n", "gone": 5}"#,
             r#"{"name": "n", "size": null}"#,

@@ -365,19 +365,19 @@ mod tests {
     struct Object {
         spec: Spec,
     }
-    crate::json_object!(Object {} required { "spec" => spec });
+    crate::json_object! { read Object { "spec" => spec (required) } }
     #[derive(Debug)]
     #[allow(dead_code)]
     struct Spec {
         pools: Vec<Pool>,
     }
-    crate::json_object!(Spec {} required { "pools" => pools });
+    crate::json_object! { read Spec { "pools" => pools (required) } }
     #[derive(Debug)]
     #[allow(dead_code)]
     struct Pool {
         count: i32,
     }
-    crate::json_object!(Pool {} required { "count" => count });
+    crate::json_object! { read Pool { "count" => count (required) } }
 
     #[test]
     fn custom_resource_errors_name_the_field() {

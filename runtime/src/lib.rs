@@ -1,7 +1,7 @@
 //! Runtime support shared by armgen-generated code (`aks-api`) and the tools built on it.
 //!
-//! What is here is what every generated file needs: resource metadata, reading JSON ([`json`]: the
-//! [`json_object!`] and [`json_union!`] readers the generator writes instead of a derived `Deserialize`), the
+//! What is here is what every generated file needs: resource metadata, reading and writing JSON ([`json`]: the
+//! [`json_object!`] and [`json_union!`] invocations the generator writes instead of serde's derives), the
 //! generated enums' mechanics ([`open_enum!`] and [`closed_enum!`], in [`enums`]) and the error for an unknown value of a closed enum, and
 //! [`Nullable`] for properties where `null` differs from absent; change detection in [`diff`]; one JSON-pointer
 //! ([`pointer`](mod@pointer)) and one dotted-path ([`dotted`]) implementation for every crate.

@@ -1,14 +1,16 @@
-//! The last step of every emitted Rust file: each generated type's `#[derive(Deserialize)]` becomes an
-//! [`armgen_runtime::json_object!`] invocation (a tagged union's, [`armgen_runtime::json_union!`]), which reads the
-//! type from a borrowed `serde_json::Value` in one non-generic function and gives it a small `Deserialize` shim.
+//! The last step of every emitted Rust file: each generated type's `#[derive(Serialize, Deserialize)]` and
+//! `#[serde]` attributes become an `armgen_runtime::json_object!` invocation (a tagged union's,
+//! `armgen_runtime::json_union!`), which reads and writes the type as a `serde_json::Value` in one non-generic
+//! function each and gives it small serde shims.
 //!
-//! Why: a derived `Deserialize` is compiled again for every deserializer the type is read with, and instantiates
-//! serde's generic machinery per field type; it was three quarters of the generated crate's LLVM IR and most of its
-//! build time (BENCHMARKS.md, "Building the generated crate"). The emitters keep writing serde's derive and
-//! attributes, which say what the wire looks like; this step reads them (serde's rules for `rename`, `rename_all =
-//! "camelCase"`, `default`, `flatten`, the nullable `deserialize_with`, `tag`) and refuses any other `#[serde]`
-//! attribute with an error naming the type, so a new attribute cannot be dropped silently. `Serialize` stays
-//! derived: it is generic over the serializer too, but every crate here serializes with serde_json's writer only.
+//! Why: a derived serde impl is compiled again for every (de)serializer the type is used with, and instantiates
+//! serde's generic machinery per field type; the derived `Deserialize` alone was three quarters of the generated
+//! crate's LLVM IR and most of its build time (BENCHMARKS.md, "Building the generated crate"). The emitters keep
+//! writing serde's derives and attributes, which say what the wire looks like; this step reads them (serde's rules
+//! for `rename`, `rename_all = "camelCase"`, `default`, `flatten`, `skip_serializing_if = "Option::is_none"`, the
+//! nullable `deserialize_with`, `tag`) and refuses any other `#[serde]` attribute with an error naming the type, so a
+//! new attribute cannot be dropped silently. The invocation lists the fields in declaration order with their JSON
+//! names, so a reviewer still reads the wire name beside each field.
 //!
 //! The invocations are laid out here, one line per property, after prettyplease (which prints a macro's tokens on
 //! as few lines as it can); rustfmt leaves brace-delimited macro bodies as they are.
@@ -27,14 +29,27 @@ const UNION_MACRO: &str = "json_union";
 /// The placeholder prettyplease prints for an invocation, replaced by [`expand`].
 const PLACEHOLDER: &str = "__armgen_json_";
 
+/// How a field is read when its key is absent or `null`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Presence {
+    /// The type's default when absent (an `Option`, a field or container `#[serde(default)]`).
+    Defaulted,
+    /// `missing field` when absent.
+    Required,
+    /// `Option<Nullable<T>>`: `null` is a value.
+    Nullable,
+}
+
 /// What a `json_object!`/`json_union!` invocation says.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Reader {
     Object {
         name: Ident,
-        defaulted: Vec<(String, Ident)>,
-        required: Vec<(String, Ident)>,
-        nullable: Vec<(String, Ident)>,
+        /// Whether the macro writes it too (`ToJson`, `Serialize`); not for a kind, which has its own `Serialize`.
+        write: bool,
+        /// In declaration order: JSON name, field, presence.
+        fields: Vec<(String, Ident, Presence)>,
+        /// The flattened map, the last field.
         rest: Option<Ident>,
     },
     Union {
@@ -49,8 +64,8 @@ pub(crate) enum Reader {
 pub(crate) fn prepare(items: &mut Vec<Item>, what: &str) -> Result<Vec<Reader>> {
     let mut readers = Vec::new();
     prepare_in(items, what, &mut readers)?;
-    if !readers.is_empty() && !mentions_deserialize(items) {
-        drop_deserialize_import(items);
+    if !readers.is_empty() {
+        drop_unused_serde_imports(items);
     }
     Ok(readers)
 }
@@ -65,24 +80,33 @@ fn prepare_in(items: &mut Vec<Item>, what: &str, readers: &mut Vec<Reader>) -> R
                 }
                 None
             }
-            Item::Struct(s) => match take_deserialize(&mut s.attrs) {
-                true => {
-                    let reader = object_reader(s, what)?;
-                    // Without a derived `Serialize` (a kind, which writes `apiVersion` and `kind` itself), nothing
-                    // reads the `#[serde]` attributes any more.
-                    if !derives(&s.attrs, "Serialize") {
-                        strip_serde(&mut s.attrs);
-                        for field in s.fields.iter_mut() {
-                            strip_serde(&mut field.attrs);
-                        }
+            Item::Struct(s) => match take_derives(&mut s.attrs) {
+                Some(write) => {
+                    let reader = object_reader(s, write, what)?;
+                    strip_serde(&mut s.attrs);
+                    for field in s.fields.iter_mut() {
+                        strip_serde(&mut field.attrs);
                     }
                     Some(reader)
                 }
-                false => None,
+                None => None,
             },
-            Item::Enum(e) => match take_deserialize(&mut e.attrs) {
-                true => Some(union_reader(e, what)?),
-                false => None,
+            Item::Enum(e) => match take_derives(&mut e.attrs) {
+                Some(true) => {
+                    let reader = union_reader(e, what)?;
+                    strip_serde(&mut e.attrs);
+                    for variant in e.variants.iter_mut() {
+                        strip_serde(&mut variant.attrs);
+                    }
+                    Some(reader)
+                }
+                Some(false) => {
+                    return Err(Error::Emit {
+                        what: format!("{what}: enum {}", e.ident),
+                        message: "a union derives Serialize and Deserialize together".into(),
+                    });
+                }
+                None => None,
             },
             Item::Macro(m) if m.attrs.is_empty() && is_reader_macro(m).is_some() => {
                 let reader = parse_invocation(m, what)?;
@@ -107,10 +131,14 @@ fn placeholder(n: usize) -> Item {
     syn::parse_quote!(armgen_runtime::json_object!(#id);)
 }
 
-/// Takes `Deserialize` out of the item's `#[derive]`; whether it was there. An enum macro's item
-/// (`open_enum!`) is not an `Item::Enum` and keeps its derive (serde's `from = "String"`, no visitor per field).
-fn take_deserialize(attrs: &mut Vec<syn::Attribute>) -> bool {
-    let mut found = false;
+/// Takes serde's `Deserialize` and `Serialize` out of the item's `#[derive]` when it derives `Deserialize`:
+/// `None` when it does not, else whether it derived `Serialize` too. An enum macro's item (`open_enum!`) is not an
+/// `Item::Enum` and keeps its derives (serde's `from = "String"`, no visitor per field).
+fn take_derives(attrs: &mut Vec<syn::Attribute>) -> Option<bool> {
+    if !derives(attrs, "Deserialize") {
+        return None;
+    }
+    let write = derives(attrs, "Serialize");
     for attr in attrs.iter_mut() {
         if !attr.path().is_ident("derive") {
             continue;
@@ -118,14 +146,12 @@ fn take_deserialize(attrs: &mut Vec<syn::Attribute>) -> bool {
         let Ok(paths) = attr.parse_args_with(Punctuated::<syn::Path, Token![,]>::parse_terminated) else {
             continue;
         };
-        let kept: Vec<&syn::Path> = paths
-            .iter()
-            .filter(|p| {
-                let is = p.segments.last().is_some_and(|s| s.ident == "Deserialize");
-                found |= is;
-                !is
-            })
-            .collect();
+        let serde = |p: &&syn::Path| {
+            p.segments
+                .last()
+                .is_some_and(|s| s.ident == "Deserialize" || s.ident == "Serialize")
+        };
+        let kept: Vec<&syn::Path> = paths.iter().filter(|p| !serde(p)).collect();
         if kept.len() != paths.len() {
             *attr = syn::parse_quote!(#[derive(#(#kept),*)]);
         }
@@ -133,7 +159,7 @@ fn take_deserialize(attrs: &mut Vec<syn::Attribute>) -> bool {
     attrs.retain(|a| {
         !(a.path().is_ident("derive") && a.parse_args::<proc_macro2::TokenStream>().is_ok_and(|t| t.is_empty()))
     });
-    found
+    Some(write)
 }
 
 fn derives(attrs: &[syn::Attribute], name: &str) -> bool {
@@ -179,7 +205,7 @@ fn unsupported(place: &str, key: &str) -> Error {
     }
 }
 
-fn object_reader(s: &syn::ItemStruct, what: &str) -> Result<Reader> {
+fn object_reader(s: &syn::ItemStruct, write: bool, what: &str) -> Result<Reader> {
     let place = format!("{what}: struct {}", s.ident);
     let mut container_default = false;
     let mut camel = false;
@@ -190,51 +216,61 @@ fn object_reader(s: &syn::ItemStruct, what: &str) -> Result<Reader> {
             _ => return Err(unsupported(&place, &key)),
         }
     }
-    let syn::Fields::Named(fields) = &s.fields else {
+    let syn::Fields::Named(named) = &s.fields else {
         return Err(Error::Emit {
             what: place,
             message: "only structs with named fields are generated".into(),
         });
     };
-    let (mut defaulted, mut required, mut nullable, mut rest) = (Vec::new(), Vec::new(), Vec::new(), None);
-    for field in &fields.named {
+    let (mut fields, mut rest) = (Vec::new(), None);
+    for field in &named.named {
         let Some(ident) = field.ident.clone() else { continue };
         let field_place = format!("{place}, field {ident}");
-        let (mut rename, mut default, mut flatten, mut is_nullable) = (None, container_default, false, false);
+        if rest.is_some() {
+            return Err(Error::Emit {
+                what: field_place,
+                message: "a field after the #[serde(flatten)] map (it must be the last)".into(),
+            });
+        }
+        let (mut rename, mut default, mut flatten, mut nullable, mut skip) =
+            (None, container_default, false, false, false);
         for (key, value) in serde_args(&field.attrs, &field_place)? {
             match (key.as_str(), value) {
                 ("rename", Some(v)) => rename = Some(v),
                 ("default", None) => default = true,
-                ("skip_serializing_if", Some(_)) => {}
+                ("skip_serializing_if", Some(v)) if v == "Option::is_none" => skip = true,
                 ("flatten", None) => flatten = true,
-                ("deserialize_with", Some(v)) if v == "armgen_runtime::nullable::deserialize" => is_nullable = true,
+                ("deserialize_with", Some(v)) if v == "armgen_runtime::nullable::deserialize" => nullable = true,
                 _ => return Err(unsupported(&field_place, &key)),
             }
+        }
+        let option = is_option(&field.ty);
+        // The macro leaves out exactly the `None`s of `Option` fields.
+        if write && !flatten && skip != option {
+            return Err(Error::Emit {
+                what: field_place,
+                message: "the JSON writer leaves out the None of every Option field and nothing else: an Option                           field needs skip_serializing_if = \"Option::is_none\", and only an Option field has it"
+                    .into(),
+            });
         }
         let json = rename.unwrap_or_else(|| {
             let name = syn::ext::IdentExt::unraw(&ident).to_string();
             if camel { camel_case(&name) } else { name }
         });
         if flatten {
-            if rest.replace(ident).is_some() {
-                return Err(Error::Emit {
-                    what: place,
-                    message: "more than one #[serde(flatten)] field".into(),
-                });
-            }
-        } else if is_nullable {
-            nullable.push((json, ident));
-        } else if default || is_option(&field.ty) {
-            defaulted.push((json, ident));
+            rest = Some(ident);
+        } else if nullable {
+            fields.push((json, ident, Presence::Nullable));
+        } else if default || option {
+            fields.push((json, ident, Presence::Defaulted));
         } else {
-            required.push((json, ident));
+            fields.push((json, ident, Presence::Required));
         }
     }
     Ok(Reader::Object {
         name: s.ident.clone(),
-        defaulted,
-        required,
-        nullable,
+        write,
+        fields,
         rest,
     })
 }
@@ -325,7 +361,7 @@ fn parse_invocation(m: &syn::ItemMacro, what: &str) -> Result<Reader> {
     })
 }
 
-/// `"json" => field, …` inside braces.
+/// `"json" => field, …` inside braces (a union's variants).
 fn pairs(input: ParseStream) -> syn::Result<Vec<(String, Ident)>> {
     let content;
     syn::braced!(content in input);
@@ -333,8 +369,7 @@ fn pairs(input: ParseStream) -> syn::Result<Vec<(String, Ident)>> {
     while !content.is_empty() {
         let key: LitStr = content.parse()?;
         content.parse::<Token![=>]>()?;
-        let field = content.call(Ident::parse_any_ident)?;
-        out.push((key.value(), field));
+        out.push((key.value(), content.call(syn::ext::IdentExt::parse_any)?));
         if content.is_empty() {
             break;
         }
@@ -343,40 +378,52 @@ fn pairs(input: ParseStream) -> syn::Result<Vec<(String, Ident)>> {
     Ok(out)
 }
 
-trait ParseAnyIdent {
-    fn parse_any_ident(input: ParseStream) -> syn::Result<Ident>;
-}
-
-impl ParseAnyIdent for Ident {
-    fn parse_any_ident(input: ParseStream) -> syn::Result<Ident> {
-        syn::ext::IdentExt::parse_any(input)
-    }
-}
-
 struct ObjectArgs(Reader);
 
 impl Parse for ObjectArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let name: Ident = input.parse()?;
-        let defaulted = pairs(input)?;
-        let (mut required, mut nullable, mut rest) = (Vec::new(), Vec::new(), None);
-        while !input.is_empty() {
-            let word: Ident = input.call(syn::ext::IdentExt::parse_any)?;
-            match word.to_string().as_str() {
-                "required" => required = pairs(input)?,
-                "nullable" => nullable = pairs(input)?,
-                "rest" => {
-                    input.parse::<Token![=>]>()?;
-                    rest = Some(input.call(syn::ext::IdentExt::parse_any)?);
-                }
-                _ => return Err(syn::Error::new(word.span(), "expected required, nullable or rest")),
+        let mut write = true;
+        if input.peek(Ident) && input.peek2(Ident) {
+            let word: Ident = input.parse()?;
+            if word != "read" {
+                return Err(syn::Error::new(word.span(), "expected `read` or the type name"));
             }
+            write = false;
+        }
+        let name: Ident = input.parse()?;
+        let content;
+        syn::braced!(content in input);
+        let mut fields = Vec::new();
+        while !content.is_empty() {
+            let key: LitStr = content.parse()?;
+            content.parse::<Token![=>]>()?;
+            let field = content.call(syn::ext::IdentExt::parse_any)?;
+            let mut presence = Presence::Defaulted;
+            if content.peek(syn::token::Paren) {
+                let kind;
+                syn::parenthesized!(kind in content);
+                let word: Ident = kind.parse()?;
+                presence = match word.to_string().as_str() {
+                    "required" => Presence::Required,
+                    "nullable" => Presence::Nullable,
+                    _ => return Err(syn::Error::new(word.span(), "expected required or nullable")),
+                };
+            }
+            fields.push((key.value(), field, presence));
+            if content.is_empty() {
+                break;
+            }
+            content.parse::<Token![,]>()?;
+        }
+        let mut rest = None;
+        if input.peek(Token![..]) {
+            input.parse::<Token![..]>()?;
+            rest = Some(input.call(syn::ext::IdentExt::parse_any)?);
         }
         Ok(ObjectArgs(Reader::Object {
             name,
-            defaulted,
-            required,
-            nullable,
+            write,
+            fields,
             rest,
         }))
     }
@@ -398,37 +445,53 @@ impl Parse for UnionArgs {
     }
 }
 
-/// Whether anything but a `use` still names `Deserialize` (an enum macro's derive, a hand-written impl).
-fn mentions_deserialize(items: &[Item]) -> bool {
+/// Whether anything but a `use` still names `name` (an enum macro's derive, a hand-written impl).
+fn mentions_outside_uses(items: &[Item], name: &str) -> bool {
     items.iter().any(|item| match item {
         Item::Use(_) => false,
-        Item::Mod(m) => m.content.as_ref().is_some_and(|(_, inner)| mentions_deserialize(inner)),
-        other => other.to_token_stream().into_iter().any(|t| mentions(&t)),
+        Item::Mod(m) => m
+            .content
+            .as_ref()
+            .is_some_and(|(_, inner)| mentions_outside_uses(inner, name)),
+        other => other.to_token_stream().into_iter().any(|t| mentions(&t, name)),
     })
 }
 
-fn mentions(tree: &proc_macro2::TokenTree) -> bool {
+fn mentions(tree: &proc_macro2::TokenTree, name: &str) -> bool {
     match tree {
-        proc_macro2::TokenTree::Ident(i) => i == "Deserialize",
-        proc_macro2::TokenTree::Group(g) => g.stream().into_iter().any(|t| mentions(&t)),
+        proc_macro2::TokenTree::Ident(i) => i == name,
+        proc_macro2::TokenTree::Group(g) => g.stream().into_iter().any(|t| mentions(&t, name)),
         _ => false,
     }
 }
 
-/// `use serde::{Deserialize, Serialize};` → `use serde::Serialize;` (and `use serde::Deserialize;` dropped) at
-/// the top level of the file, when nothing uses the name any more.
-fn drop_deserialize_import(items: &mut Vec<Item>) {
+/// Drops serde's `Deserialize` and `Serialize` from the file's top-level `use serde::…` items when nothing else
+/// names them any more.
+fn drop_unused_serde_imports(items: &mut Vec<Item>) {
+    let keep: Vec<&str> = ["Deserialize", "Serialize"]
+        .into_iter()
+        .filter(|n| mentions_outside_uses(items, n))
+        .collect();
     items.retain_mut(|item| {
         let Item::Use(u) = item else { return true };
         let tokens = u.tree.to_token_stream().to_string().replace(' ', "");
-        match tokens.as_str() {
-            "serde::{Deserialize,Serialize}" | "serde::{Serialize,Deserialize}" => {
-                *item = syn::parse_quote!(
-                    use serde::Serialize;
-                );
+        let names: &[&str] = match tokens.as_str() {
+            "serde::{Deserialize,Serialize}" | "serde::{Serialize,Deserialize}" => &["Deserialize", "Serialize"],
+            "serde::Deserialize" => &["Deserialize"],
+            "serde::Serialize" => &["Serialize"],
+            _ => return true,
+        };
+        let kept: Vec<Ident> = names
+            .iter()
+            .filter(|n| keep.contains(n))
+            .map(|n| Ident::new(n, Span::call_site()))
+            .collect();
+        match kept.as_slice() {
+            [] => false,
+            [one] => {
+                *item = syn::parse_quote!(use serde::#one;);
                 true
             }
-            "serde::Deserialize" => false,
             _ => true,
         }
     });
@@ -496,50 +559,47 @@ fn group(head: &str, entries: &[String], indent: usize) -> String {
 }
 
 fn render(reader: &Reader, indent: usize) -> String {
-    let (path, parts) = match reader {
+    let (path, head, entries, tail) = match reader {
         Reader::Object {
             name,
-            defaulted,
-            required,
-            nullable,
+            write,
+            fields,
             rest,
         } => {
-            let mut parts = vec![(name.to_string(), pair_list(defaulted))];
-            if !required.is_empty() {
-                parts.push(("required".into(), pair_list(required)));
-            }
-            if !nullable.is_empty() {
-                parts.push(("nullable".into(), pair_list(nullable)));
-            }
-            let mut tail = None;
-            if let Some(rest) = rest {
-                tail = Some(format!("rest => {rest}"));
-            }
-            ("armgen_runtime::json_object!", (parts, tail))
+            let entries = fields
+                .iter()
+                .map(|(json, field, presence)| {
+                    let key = LitStr::new(json, Span::call_site()).to_token_stream();
+                    match presence {
+                        Presence::Defaulted => format!("{key} => {field}"),
+                        Presence::Required => format!("{key} => {field} (required)"),
+                        Presence::Nullable => format!("{key} => {field} (nullable)"),
+                    }
+                })
+                .collect();
+            let head = if *write {
+                name.to_string()
+            } else {
+                format!("read {name}")
+            };
+            let tail = rest.as_ref().map(|r| format!(" ..{r}")).unwrap_or_default();
+            ("armgen_runtime::json_object!", head, entries, tail)
         }
         Reader::Union { name, tag, variants } => {
             let head = format!("{name}, {}", LitStr::new(tag, Span::call_site()).to_token_stream());
-            ("armgen_runtime::json_union!", (vec![(head, pair_list(variants))], None))
+            ("armgen_runtime::json_union!", head, pair_list(variants), String::new())
         }
     };
-    let (parts, tail) = parts;
-    // All on one line when it fits.
-    let mut flat: Vec<String> = parts.iter().map(|(h, e)| group(h, e, 0)).collect();
-    flat.extend(tail.clone());
-    let one = format!("{path} {{ {} }}", flat.join(" "));
+    let one = format!("{path} {{ {}{tail} }}", group(&head, &entries, 0));
     if indent + one.len() <= WIDTH && !one.contains('\n') {
         return one;
     }
     let mut out = format!("{path} {{\n");
-    for (head, entries) in &parts {
-        for line in group(head, entries, indent + 4).lines() {
-            out.push_str("    ");
-            out.push_str(line);
-            out.push('\n');
-        }
-    }
-    if let Some(tail) = tail {
-        out.push_str(&format!("    {tail}\n"));
+    let body = format!("{}{tail}", group(&head, &entries, indent + 4));
+    for line in body.lines() {
+        out.push_str("    ");
+        out.push_str(line);
+        out.push('\n');
     }
     out.push('}');
     out
@@ -626,14 +686,20 @@ mod tests {
 
     #[test]
     fn long_invocations_take_a_line_per_property() {
-        let fields: Vec<(String, Ident)> = (0..12)
-            .map(|i| (format!("propertyNumber{i}"), format_ident!("property_number_{i}")))
+        let mut fields: Vec<(String, Ident, Presence)> = (0..12)
+            .map(|i| {
+                (
+                    format!("propertyNumber{i}"),
+                    format_ident!("property_number_{i}"),
+                    Presence::Defaulted,
+                )
+            })
             .collect();
+        fields.push(("name".into(), format_ident!("name"), Presence::Required));
         let reader = Reader::Object {
             name: format_ident!("Big"),
-            defaulted: fields,
-            required: vec![("name".into(), format_ident!("name"))],
-            nullable: vec![],
+            write: true,
+            fields,
             rest: Some(format_ident!("unknown_fields")),
         };
         let text = render(&reader, 0);
@@ -642,6 +708,27 @@ mod tests {
             text.contains("\n        \"propertyNumber3\" => property_number_3,\n"),
             "{text}"
         );
-        assert!(text.contains("\n    required { \"name\" => name }\n"), "{text}");
+        assert!(
+            text.contains("\n        \"name\" => name (required),\n    } ..unknown_fields\n}"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn an_option_the_writer_would_write_as_null_is_an_error() {
+        let mut file: syn::File = syn::parse_str(
+            r#"
+            #[derive(Serialize, Deserialize)]
+            pub struct Pool {
+                pub count: Option<i32>,
+            }
+        "#,
+        )
+        .expect("parses");
+        let e = prepare(&mut file.items, "x.rs").unwrap_err().to_string();
+        assert!(
+            e.contains("x.rs: struct Pool, field count") && e.contains("skip_serializing_if"),
+            "{e}"
+        );
     }
 }

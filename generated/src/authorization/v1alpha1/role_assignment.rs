@@ -20,8 +20,7 @@ pub struct RoleAssignment {
 }
 
 armgen_runtime::json_object! {
-    RoleAssignment { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read RoleAssignment { "metadata" => metadata (required), "spec" => spec (required), "status" => status }
 }
 
 impl RoleAssignment {
@@ -105,41 +104,29 @@ impl kube_core::Resource for RoleAssignment {
 }
 
 /// The desired state of a `RoleAssignment`: the writable properties of `Microsoft.Authorization/roleAssignments`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RoleAssignmentSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The resource this one extends (its scope): `armId`, or a custom resource of this namespace by `group`, `kind` and `name`, whose `status.id` is used once it is created.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::ResourceReference>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<RoleAssignmentOperatorSpec>,
     /// The role definition ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub role_definition_id: Option<String>,
     /// The principal ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// Where to read `principalId` from instead: a key of a ConfigMap in this namespace, such as another object's ConfigMap export. The operator waits until the key exists.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_id_from_config: Option<armgen_runtime::kube::ConfigMapReference>,
     /// The principal type of the assigned principal ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_type: Option<arm::PrincipalType>,
     /// Description of role assignment
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The conditions on the role assignment. This limits the resources it can be assigned to. e.g.: @Resource\[Microsoft.Storage/storageAccounts/blobServices/containers:ContainerName\] StringEqualsIgnoreCase 'foo_storage_container'
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
     /// Version of the condition. Currently the only accepted value is '2.0'
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub condition_version: Option<String>,
     /// Id of the delegated managed identity resource
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub delegated_managed_identity_resource_id: Option<String>,
 }
 
@@ -233,59 +220,41 @@ impl RoleAssignmentSpec {
 }
 
 /// The observed state of a `RoleAssignment`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RoleAssignmentStatus {
     /// The role assignment ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The role assignment name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The role assignment type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The role assignment scope.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// The role definition ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub role_definition_id: Option<String>,
     /// The principal ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// The principal type of the assigned principal ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_type: Option<arm::PrincipalType>,
     /// Description of role assignment
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The conditions on the role assignment. This limits the resources it can be assigned to. e.g.: @Resource\[Microsoft.Storage/storageAccounts/blobServices/containers:ContainerName\] StringEqualsIgnoreCase 'foo_storage_container'
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
     /// Version of the condition. Currently the only accepted value is '2.0'
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub condition_version: Option<String>,
     /// Time it was created
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_on: Option<String>,
     /// Time it was updated
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub updated_on: Option<String>,
     /// Id of the user who created the assignment
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
     /// Id of the user who updated the assignment
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub updated_by: Option<String>,
     /// Id of the delegated managed identity resource
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub delegated_managed_identity_resource_id: Option<String>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -372,14 +341,12 @@ impl From<&arm::RoleAssignment> for RoleAssignmentStatus {
 }
 
 /// What the operator exports from a `RoleAssignment` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct RoleAssignmentOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

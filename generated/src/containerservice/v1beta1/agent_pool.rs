@@ -16,7 +16,9 @@ pub struct AgentPool {
     pub status: Option<AgentPoolStatus>,
 }
 
-armgen_runtime::json_object! { AgentPool { "status" => status } required { "metadata" => metadata, "spec" => spec } }
+armgen_runtime::json_object! {
+    read AgentPool { "metadata" => metadata (required), "spec" => spec (required), "status" => status }
+}
 
 impl AgentPool {
     /// The custom resource's `apiVersion`.
@@ -99,138 +101,91 @@ impl kube_core::Resource for AgentPool {
 }
 
 /// The desired state of a `AgentPool`: the writable properties of `Microsoft.ContainerService/managedClusters/agentPools`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The parent custom resource, by `name`, in the same namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<AgentPoolOperatorSpec>,
     /// Cluster API: the provider IDs of the pool's machines, written by the operator from a complete read of them (not sent to Azure).
-    #[serde(rename = "providerIDList", skip_serializing_if = "Option::is_none")]
     pub provider_id_list: Option<Vec<String>>,
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: <https://docs.microsoft.com/azure/aks/quotas-skus-regions>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
-    #[serde(rename = "osDiskSizeGB", skip_serializing_if = "Option::is_none")]
     pub os_disk_size_gb: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<arm::OsDiskType>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_disk_type: Option<arm::KubeletDiskType>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_runtime: Option<arm::WorkloadRuntime>,
     /// If this is not specified, a VNET and subnet will be generated and used. If no podSubnetID is specified, this applies to nodes and pods, otherwise it applies to just nodes. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "vnetSubnetID", skip_serializing_if = "Option::is_none")]
     pub vnet_subnet_id: Option<armgen_runtime::kube::ResourceReference>,
     /// If omitted, pod IPs are statically assigned on the node subnet (see vnetSubnetID for more details). This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "podSubnetID", skip_serializing_if = "Option::is_none")]
     pub pod_subnet_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The maximum number of pods that can run on a node.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_pods: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_type: Option<arm::OsType>,
-    #[serde(rename = "osSKU", skip_serializing_if = "Option::is_none")]
     pub os_sku: Option<arm::Ossku>,
     /// The maximum number of nodes for auto-scaling
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_count: Option<i32>,
     /// The minimum number of nodes for auto-scaling
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// Whether to enable auto-scaler
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_auto_scaling: Option<bool>,
     /// This also effects the cluster autoscaler behavior. If not specified, it defaults to Delete.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_down_mode: Option<arm::ScaleDownMode>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::AgentPoolType>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::AgentPoolMode>,
     /// Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub orchestrator_version: Option<String>,
     /// Settings for upgrading the agentpool
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<spec::AgentPoolUpgradeSettings>,
     /// When an Agent Pool is first created it is initially Running. The Agent Pool can be stopped by setting this field to Stopped. A stopped Agent Pool stops all of its VMs and does not accrue billing charges. An Agent Pool can only be stopped if it is Running and provisioning state is Succeeded
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub power_state: Option<spec::PowerState>,
     /// The list of Availability zones to use for nodes. This can only be specified if the AgentPoolType property is 'VirtualMachineScaleSets'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<String>>,
     /// Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
-    #[serde(rename = "enableNodePublicIP", skip_serializing_if = "Option::is_none")]
     pub enable_node_public_ip: Option<bool>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/publicIPPrefixes/{publicIPPrefixName}
-    #[serde(rename = "nodePublicIPPrefixID", skip_serializing_if = "Option::is_none")]
     pub node_public_ip_prefix_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The Virtual Machine Scale Set priority. If not specified, the default is 'Regular'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_priority: Option<arm::ScaleSetPriority>,
     /// This cannot be specified unless the scaleSetPriority is 'Spot'. If not specified, the default is 'Delete'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_eviction_policy: Option<arm::ScaleSetEvictionPolicy>,
     /// Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spot_max_price: Option<f64>,
     /// The tags to be persisted on the agent pool virtual machine scale set.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The node labels to be persisted across all nodes in agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_labels: Option<BTreeMap<String, String>>,
     /// The taints added to new nodes during node pool create and scale. For example, key=value:NoSchedule.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
-    #[serde(rename = "proximityPlacementGroupID", skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The Kubelet configuration on the agent pool nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_config: Option<spec::KubeletConfig>,
     /// The OS configuration of Linux agent nodes.
-    #[serde(rename = "linuxOSConfig", skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<spec::LinuxOsConfig>,
     /// This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_encryption_at_host: Option<bool>,
     /// Whether to enable UltraSSD
-    #[serde(rename = "enableUltraSSD", skip_serializing_if = "Option::is_none")]
     pub enable_ultra_ssd: Option<bool>,
     /// See [Add a FIPS-enabled node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview>) for more details.
-    #[serde(rename = "enableFIPS", skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_instance_profile: Option<arm::GpuInstanceProfile>,
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<spec::CreationData>,
     /// AKS will associate the specified agent pool with the Capacity Reservation Group.
-    #[serde(rename = "capacityReservationGroupID", skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
-    #[serde(rename = "hostGroupID", skip_serializing_if = "Option::is_none")]
     pub host_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// Network-related settings of an agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_profile: Option<spec::AgentPoolNetworkProfile>,
     /// The Windows agent pool's specific profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<spec::AgentPoolWindowsProfile>,
     /// The security settings of an agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<spec::AgentPoolSecurityProfile>,
 }
 
@@ -509,165 +464,109 @@ impl AgentPoolSpec {
 }
 
 /// The observed state of a `AgentPool`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolStatus {
     /// Cluster API: how many machines the pool has, as Azure reports it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub replicas: Option<i32>,
     /// Cluster API (v1beta2 contract): `provisioned` once the pool was first ready.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub initialization: Option<armgen_runtime::capi::Initialization>,
     /// Cluster API: true once the pool was first ready.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
     /// Resource ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Resource type
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: <https://docs.microsoft.com/azure/aks/quotas-skus-regions>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
-    #[serde(rename = "osDiskSizeGB", skip_serializing_if = "Option::is_none")]
     pub os_disk_size_gb: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<arm::OsDiskType>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_disk_type: Option<arm::KubeletDiskType>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_runtime: Option<arm::WorkloadRuntime>,
     /// If this is not specified, a VNET and subnet will be generated and used. If no podSubnetID is specified, this applies to nodes and pods, otherwise it applies to just nodes. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "vnetSubnetID", skip_serializing_if = "Option::is_none")]
     pub vnet_subnet_id: Option<String>,
     /// If omitted, pod IPs are statically assigned on the node subnet (see vnetSubnetID for more details). This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "podSubnetID", skip_serializing_if = "Option::is_none")]
     pub pod_subnet_id: Option<String>,
     /// The maximum number of pods that can run on a node.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_pods: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_type: Option<arm::OsType>,
-    #[serde(rename = "osSKU", skip_serializing_if = "Option::is_none")]
     pub os_sku: Option<arm::Ossku>,
     /// The maximum number of nodes for auto-scaling
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_count: Option<i32>,
     /// The minimum number of nodes for auto-scaling
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// Whether to enable auto-scaler
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_auto_scaling: Option<bool>,
     /// This also effects the cluster autoscaler behavior. If not specified, it defaults to Delete.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_down_mode: Option<arm::ScaleDownMode>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties_type: Option<arm::AgentPoolType>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::AgentPoolMode>,
     /// Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub orchestrator_version: Option<String>,
     /// If orchestratorVersion is a fully specified version &lt;major.minor.patch&gt;, this field will be exactly equal to it. If orchestratorVersion is &lt;major.minor&gt;, this field will contain the full &lt;major.minor.patch&gt; version being used.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub current_orchestrator_version: Option<String>,
     /// The version of node image
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_image_version: Option<String>,
     /// Settings for upgrading the agentpool
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<status::AgentPoolUpgradeSettings>,
     /// The current deployment or provisioning state.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// When an Agent Pool is first created it is initially Running. The Agent Pool can be stopped by setting this field to Stopped. A stopped Agent Pool stops all of its VMs and does not accrue billing charges. An Agent Pool can only be stopped if it is Running and provisioning state is Succeeded
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub power_state: Option<status::PowerState>,
     /// The list of Availability zones to use for nodes. This can only be specified if the AgentPoolType property is 'VirtualMachineScaleSets'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<String>>,
     /// Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
-    #[serde(rename = "enableNodePublicIP", skip_serializing_if = "Option::is_none")]
     pub enable_node_public_ip: Option<bool>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/publicIPPrefixes/{publicIPPrefixName}
-    #[serde(rename = "nodePublicIPPrefixID", skip_serializing_if = "Option::is_none")]
     pub node_public_ip_prefix_id: Option<String>,
     /// The Virtual Machine Scale Set priority. If not specified, the default is 'Regular'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_priority: Option<arm::ScaleSetPriority>,
     /// This cannot be specified unless the scaleSetPriority is 'Spot'. If not specified, the default is 'Delete'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_eviction_policy: Option<arm::ScaleSetEvictionPolicy>,
     /// Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spot_max_price: Option<f64>,
     /// The tags to be persisted on the agent pool virtual machine scale set.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The node labels to be persisted across all nodes in agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_labels: Option<BTreeMap<String, String>>,
     /// The taints added to new nodes during node pool create and scale. For example, key=value:NoSchedule.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
-    #[serde(rename = "proximityPlacementGroupID", skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<String>,
     /// The Kubelet configuration on the agent pool nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_config: Option<status::KubeletConfig>,
     /// The OS configuration of Linux agent nodes.
-    #[serde(rename = "linuxOSConfig", skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<status::LinuxOsConfig>,
     /// This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_encryption_at_host: Option<bool>,
     /// Whether to enable UltraSSD
-    #[serde(rename = "enableUltraSSD", skip_serializing_if = "Option::is_none")]
     pub enable_ultra_ssd: Option<bool>,
     /// See [Add a FIPS-enabled node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview>) for more details.
-    #[serde(rename = "enableFIPS", skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_instance_profile: Option<arm::GpuInstanceProfile>,
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<status::CreationData>,
     /// AKS will associate the specified agent pool with the Capacity Reservation Group.
-    #[serde(rename = "capacityReservationGroupID", skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<String>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
-    #[serde(rename = "hostGroupID", skip_serializing_if = "Option::is_none")]
     pub host_group_id: Option<String>,
     /// Network-related settings of an agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_profile: Option<status::AgentPoolNetworkProfile>,
     /// The Windows agent pool's specific profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<status::AgentPoolWindowsProfile>,
     /// The security settings of an agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<status::AgentPoolSecurityProfile>,
     /// armgen's view `GET …/machines` (the items of every page): read by the reconciler every 600 s, never sent to or returned by the resource's own operations.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub machines: Option<Vec<status::Machine>>,
     /// armgen's view `GET …/upgradeProfiles/default`: read by the reconciler every 600 s, never sent to or returned by the resource's own operations.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_profile: Option<status::AgentPoolUpgradeProfile>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -830,14 +729,12 @@ impl From<&arm::AgentPool> for AgentPoolStatus {
 }
 
 /// What the operator exports from a `AgentPool` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AgentPoolOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 
@@ -855,7 +752,7 @@ pub struct AgentPoolTemplate {
     pub spec: AgentPoolTemplateSpec,
 }
 
-armgen_runtime::json_object! { AgentPoolTemplate {} required { "metadata" => metadata, "spec" => spec } }
+armgen_runtime::json_object! { read AgentPoolTemplate { "metadata" => metadata (required), "spec" => spec (required) } }
 
 impl AgentPoolTemplate {
     /// The custom resource's `apiVersion`.
@@ -922,22 +819,21 @@ impl kube_core::Resource for AgentPoolTemplate {
 }
 
 /// The desired state of a `AgentPoolTemplate`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolTemplateSpec {
     /// The template.
     pub template: AgentPoolTemplateResource,
 }
 
-armgen_runtime::json_object! { AgentPoolTemplateSpec {} required { "template" => template } }
+armgen_runtime::json_object! { AgentPoolTemplateSpec { "template" => template (required) } }
 
 /// What a `AgentPool` made from the template gets.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolTemplateResource {
     /// The labels and annotations of resources made from the template.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<armgen_runtime::capi::TemplateMetadata>,
     /// The spec of resources made from the template.
     pub spec: AgentPoolSpec,
 }
 
-armgen_runtime::json_object! { AgentPoolTemplateResource { "metadata" => metadata } required { "spec" => spec } }
+armgen_runtime::json_object! { AgentPoolTemplateResource { "metadata" => metadata, "spec" => spec (required) } }

@@ -16,8 +16,7 @@ pub struct MaintenanceConfiguration {
 }
 
 armgen_runtime::json_object! {
-    MaintenanceConfiguration { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read MaintenanceConfiguration { "metadata" => metadata (required), "spec" => spec (required), "status" => status }
 }
 
 impl MaintenanceConfiguration {
@@ -103,26 +102,19 @@ impl kube_core::Resource for MaintenanceConfiguration {
 }
 
 /// The desired state of a `MaintenanceConfiguration`: the writable properties of `Microsoft.ContainerService/managedClusters/maintenanceConfigurations`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MaintenanceConfigurationSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The parent custom resource, by `name`, in the same namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<MaintenanceConfigurationOperatorSpec>,
     /// If two array entries specify the same day of the week, the applied configuration is the union of times in both entries.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub time_in_week: Option<Vec<spec::TimeInWeek>>,
     /// Time slots on which upgrade is not allowed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub not_allowed_time: Option<Vec<spec::TimeSpan>>,
     /// Maintenance window for the maintenance configuration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub maintenance_window: Option<spec::MaintenanceWindow>,
 }
 
@@ -192,35 +184,25 @@ impl MaintenanceConfigurationSpec {
 }
 
 /// The observed state of a `MaintenanceConfiguration`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MaintenanceConfigurationStatus {
     /// Resource ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Resource type
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The system metadata relating to this resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// If two array entries specify the same day of the week, the applied configuration is the union of times in both entries.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub time_in_week: Option<Vec<status::TimeInWeek>>,
     /// Time slots on which upgrade is not allowed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub not_allowed_time: Option<Vec<status::TimeSpan>>,
     /// Maintenance window for the maintenance configuration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub maintenance_window: Option<status::MaintenanceWindow>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -270,14 +252,12 @@ impl From<&arm::MaintenanceConfiguration> for MaintenanceConfigurationStatus {
 }
 
 /// What the operator exports from a `MaintenanceConfiguration` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct MaintenanceConfigurationOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

@@ -16,8 +16,11 @@ pub struct ManagedClusterResetServicePrincipalProfile {
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterResetServicePrincipalProfile { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read ManagedClusterResetServicePrincipalProfile {
+        "metadata" => metadata (required),
+        "spec" => spec (required),
+        "status" => status,
+    }
 }
 
 impl ManagedClusterResetServicePrincipalProfile {
@@ -108,17 +111,13 @@ impl kube_core::Resource for ManagedClusterResetServicePrincipalProfile {
 }
 
 /// The desired state of a `ManagedClusterResetServicePrincipalProfile`: the writable properties of `Microsoft.ContainerService/managedClusters/resetServicePrincipalProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterResetServicePrincipalProfileSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// The ID for the service principal.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// The secret password associated with the service principal in plain text.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<armgen_runtime::kube::SecretReference>,
 }
 
@@ -162,23 +161,17 @@ impl ManagedClusterResetServicePrincipalProfileSpec {
 }
 
 /// The observed state of a `ManagedClusterResetServicePrincipalProfile`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterResetServicePrincipalProfileStatus {
     /// When the reconciler sent the request (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// When the action ended, in success or failure (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end_time: Option<String>,
     /// ARM's error, when the action failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<status::CloudErrorBody>,
     /// The conditions of the action: `Succeeded` (`Unknown` while it runs), and `Ready` (`True` once it ended).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -205,14 +198,12 @@ impl From<&arm::ManagedClusterResetServicePrincipalProfile> for ManagedClusterRe
 }
 
 /// What the operator exports from a `ManagedClusterResetServicePrincipalProfile` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ManagedClusterResetServicePrincipalProfileOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

@@ -16,8 +16,7 @@ pub struct ManagedClusterRunCommand {
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterRunCommand { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read ManagedClusterRunCommand { "metadata" => metadata (required), "spec" => spec (required), "status" => status }
 }
 
 impl ManagedClusterRunCommand {
@@ -103,20 +102,15 @@ impl kube_core::Resource for ManagedClusterRunCommand {
 }
 
 /// The desired state of a `ManagedClusterRunCommand`: the writable properties of `Microsoft.ContainerService/managedClusters/runCommand`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterRunCommandSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// The command to run.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub command: Option<String>,
     /// A base64 encoded zip file containing the files required by the command.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
     /// AuthToken issued for AKS AAD Server App.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cluster_token: Option<armgen_runtime::kube::SecretReference>,
 }
 
@@ -166,26 +160,19 @@ impl ManagedClusterRunCommandSpec {
 }
 
 /// The observed state of a `ManagedClusterRunCommand`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterRunCommandStatus {
     /// The response body of `POST …/runCommand`, once it succeeded.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<status::RunCommandResult>,
     /// When the reconciler sent the request (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// When the action ended, in success or failure (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end_time: Option<String>,
     /// ARM's error, when the action failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<status::CloudErrorBody>,
     /// The conditions of the action: `Succeeded` (`Unknown` while it runs), and `Ready` (`True` once it ended).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -214,14 +201,12 @@ impl From<&arm::ManagedClusterRunCommand> for ManagedClusterRunCommandStatus {
 }
 
 /// What the operator exports from a `ManagedClusterRunCommand` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ManagedClusterRunCommandOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

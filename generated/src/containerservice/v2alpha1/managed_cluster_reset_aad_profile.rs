@@ -16,8 +16,11 @@ pub struct ManagedClusterResetAadProfile {
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterResetAadProfile { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read ManagedClusterResetAadProfile {
+        "metadata" => metadata (required),
+        "spec" => spec (required),
+        "status" => status,
+    }
 }
 
 impl ManagedClusterResetAadProfile {
@@ -103,32 +106,23 @@ impl kube_core::Resource for ManagedClusterResetAadProfile {
 }
 
 /// The desired state of a `ManagedClusterResetAadProfile`: the writable properties of `Microsoft.ContainerService/managedClusters/resetAADProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterResetAadProfileSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// Whether to enable managed AAD.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed: Option<bool>,
     /// Whether to enable Azure RBAC for Kubernetes authorization.
-    #[serde(rename = "enableAzureRBAC", skip_serializing_if = "Option::is_none")]
     pub enable_azure_rbac: Option<bool>,
     /// The list of AAD group object IDs that will have admin role of the cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_group_object_i_ds: Option<Vec<String>>,
     /// (DEPRECATED) The client AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(rename = "clientAppID", skip_serializing_if = "Option::is_none")]
     pub client_app_id: Option<String>,
     /// (DEPRECATED) The server AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(rename = "serverAppID", skip_serializing_if = "Option::is_none")]
     pub server_app_id: Option<String>,
     /// (DEPRECATED) The server AAD application secret. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub server_app_secret: Option<armgen_runtime::kube::SecretReference>,
     /// The AAD tenant ID to use for authentication. If not specified, will use the tenant of the deployment subscription.
-    #[serde(rename = "tenantID", skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
 }
 
@@ -192,23 +186,17 @@ impl ManagedClusterResetAadProfileSpec {
 }
 
 /// The observed state of a `ManagedClusterResetAadProfile`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterResetAadProfileStatus {
     /// When the reconciler sent the request (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// When the action ended, in success or failure (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end_time: Option<String>,
     /// ARM's error, when the action failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<status::ErrorDetail>,
     /// The conditions of the action: `Succeeded` (`Unknown` while it runs), and `Ready` (`True` once it ended).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -235,14 +223,12 @@ impl From<&arm::ManagedClusterResetAadProfile> for ManagedClusterResetAadProfile
 }
 
 /// What the operator exports from a `ManagedClusterResetAadProfile` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ManagedClusterResetAadProfileOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

@@ -16,8 +16,11 @@ pub struct ManagedClusterResolvePrivateLinkServiceId {
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterResolvePrivateLinkServiceId { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read ManagedClusterResolvePrivateLinkServiceId {
+        "metadata" => metadata (required),
+        "spec" => spec (required),
+        "status" => status,
+    }
 }
 
 impl ManagedClusterResolvePrivateLinkServiceId {
@@ -104,26 +107,19 @@ impl kube_core::Resource for ManagedClusterResolvePrivateLinkServiceId {
 }
 
 /// The desired state of a `ManagedClusterResolvePrivateLinkServiceId`: the writable properties of `Microsoft.ContainerService/managedClusters/resolvePrivateLinkServiceId`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterResolvePrivateLinkServiceIdSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// The ID of the private link resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the private link resource. See [naming rules](<https://aka.ms/search-naming-rules>) for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The resource type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The group ID of the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
     /// The RequiredMembers of the resource
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub required_members: Option<Vec<String>>,
 }
 
@@ -184,26 +180,19 @@ impl ManagedClusterResolvePrivateLinkServiceIdSpec {
 }
 
 /// The observed state of a `ManagedClusterResolvePrivateLinkServiceId`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterResolvePrivateLinkServiceIdStatus {
     /// The response body of `POST …/resolvePrivateLinkServiceId`, once it succeeded.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<status::PrivateLinkResource>,
     /// When the reconciler sent the request (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// When the action ended, in success or failure (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end_time: Option<String>,
     /// ARM's error, when the action failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<status::ErrorDetail>,
     /// The conditions of the action: `Succeeded` (`Unknown` while it runs), and `Ready` (`True` once it ended).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -232,14 +221,12 @@ impl From<&arm::ManagedClusterResolvePrivateLinkServiceId> for ManagedClusterRes
 }
 
 /// What the operator exports from a `ManagedClusterResolvePrivateLinkServiceId` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ManagedClusterResolvePrivateLinkServiceIdOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

@@ -16,8 +16,7 @@ pub struct PrivateEndpointConnection {
 }
 
 armgen_runtime::json_object! {
-    PrivateEndpointConnection { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read PrivateEndpointConnection { "metadata" => metadata (required), "spec" => spec (required), "status" => status }
 }
 
 impl PrivateEndpointConnection {
@@ -103,23 +102,17 @@ impl kube_core::Resource for PrivateEndpointConnection {
 }
 
 /// The desired state of a `PrivateEndpointConnection`: the writable properties of `Microsoft.ContainerService/managedClusters/privateEndpointConnections`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PrivateEndpointConnectionSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The parent custom resource, by `name`, in the same namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<PrivateEndpointConnectionOperatorSpec>,
     /// The resource of private endpoint.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint: Option<spec::PrivateEndpoint>,
     /// A collection of information about the state of the connection between service consumer and provider.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_service_connection_state: Option<spec::PrivateLinkServiceConnectionState>,
 }
 
@@ -184,35 +177,25 @@ impl PrivateEndpointConnectionSpec {
 }
 
 /// The observed state of a `PrivateEndpointConnection`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PrivateEndpointConnectionStatus {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// The current provisioning state.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::PrivateEndpointConnectionProvisioningState>,
     /// The resource of private endpoint.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint: Option<status::PrivateEndpoint>,
     /// A collection of information about the state of the connection between service consumer and provider.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_service_connection_state: Option<status::PrivateLinkServiceConnectionState>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -255,14 +238,12 @@ impl From<&arm::PrivateEndpointConnection> for PrivateEndpointConnectionStatus {
 }
 
 /// What the operator exports from a `PrivateEndpointConnection` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PrivateEndpointConnectionOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

@@ -16,7 +16,9 @@ pub struct Snapshot {
     pub status: Option<SnapshotStatus>,
 }
 
-armgen_runtime::json_object! { Snapshot { "status" => status } required { "metadata" => metadata, "spec" => spec } }
+armgen_runtime::json_object! {
+    read Snapshot { "metadata" => metadata (required), "spec" => spec (required), "status" => status }
+}
 
 impl Snapshot {
     /// The custom resource's `apiVersion`.
@@ -99,29 +101,21 @@ impl kube_core::Resource for Snapshot {
 }
 
 /// The desired state of a `Snapshot`: the writable properties of `Microsoft.ContainerService/snapshots`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SnapshotSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The resource group the resource lives in: `name` (in the operator's subscription) or `armId`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::ResourceGroupOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<SnapshotOperatorSpec>,
     /// Resource tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// CreationData to be used to specify the source agent pool resource ID to create this snapshot.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<spec::CreationData>,
     /// The type of a snapshot. The default is NodePool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_type: Option<arm::SnapshotType>,
 }
 
@@ -189,56 +183,39 @@ impl SnapshotSpec {
 }
 
 /// The observed state of a `Snapshot`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SnapshotStatus {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// Resource tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// CreationData to be used to specify the source agent pool resource ID to create this snapshot.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<status::CreationData>,
     /// The type of a snapshot. The default is NodePool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_type: Option<arm::SnapshotType>,
     /// The version of Kubernetes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// The version of node image.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_image_version: Option<String>,
     /// The operating system type. The default is Linux.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_type: Option<arm::OsType>,
     /// Specifies the OS SKU used by the agent pool. The default is Ubuntu if OSType is Linux. The default is Windows2019 when Kubernetes &lt;= 1.24 or Windows2022 when Kubernetes &gt;= 1.25 if OSType is Windows.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_sku: Option<arm::Ossku>,
     /// The size of the VM.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
     /// Whether to use a FIPS-enabled OS.
-    #[serde(rename = "enableFIPS", skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -290,14 +267,12 @@ impl From<&arm::Snapshot> for SnapshotStatus {
 }
 
 /// What the operator exports from a `Snapshot` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SnapshotOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

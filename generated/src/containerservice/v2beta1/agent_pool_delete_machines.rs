@@ -16,8 +16,7 @@ pub struct AgentPoolDeleteMachines {
 }
 
 armgen_runtime::json_object! {
-    AgentPoolDeleteMachines { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read AgentPoolDeleteMachines { "metadata" => metadata (required), "spec" => spec (required), "status" => status }
 }
 
 impl AgentPoolDeleteMachines {
@@ -101,14 +100,11 @@ impl kube_core::Resource for AgentPoolDeleteMachines {
 }
 
 /// The desired state of a `AgentPoolDeleteMachines`: the writable properties of `Microsoft.ContainerService/managedClusters/agentPools/deleteMachines`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolDeleteMachinesSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// The agent pool machine names.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub machine_names: Option<Vec<String>>,
 }
 
@@ -145,23 +141,17 @@ impl AgentPoolDeleteMachinesSpec {
 }
 
 /// The observed state of a `AgentPoolDeleteMachines`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolDeleteMachinesStatus {
     /// When the reconciler sent the request (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// When the action ended, in success or failure (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end_time: Option<String>,
     /// ARM's error, when the action failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<status::ErrorDetail>,
     /// The conditions of the action: `Succeeded` (`Unknown` while it runs), and `Ready` (`True` once it ended).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -188,14 +178,12 @@ impl From<&arm::AgentPoolDeleteMachines> for AgentPoolDeleteMachinesStatus {
 }
 
 /// What the operator exports from a `AgentPoolDeleteMachines` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct AgentPoolDeleteMachinesOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

@@ -16,8 +16,7 @@ pub struct IdentityBinding {
 }
 
 armgen_runtime::json_object! {
-    IdentityBinding { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read IdentityBinding { "metadata" => metadata (required), "spec" => spec (required), "status" => status }
 }
 
 impl IdentityBinding {
@@ -101,20 +100,15 @@ impl kube_core::Resource for IdentityBinding {
 }
 
 /// The desired state of a `IdentityBinding`: the writable properties of `Microsoft.ContainerService/managedClusters/identityBindings`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IdentityBindingSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The parent custom resource, by `name`, in the same namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<IdentityBindingOperatorSpec>,
     /// Managed identity profile for the identity binding.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_identity: Option<spec::IdentityBindingManagedIdentityProfile>,
 }
 
@@ -171,38 +165,27 @@ impl IdentityBindingSpec {
 }
 
 /// The observed state of a `IdentityBinding`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IdentityBindingStatus {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// Managed identity profile for the identity binding.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_identity: Option<status::IdentityBindingManagedIdentityProfile>,
     /// The OIDC issuer URL of the IdentityBinding.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub oidc_issuer: Option<status::IdentityBindingOidcIssuerProfile>,
     /// The status of the last operation.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::IdentityBindingProvisioningState>,
     /// If eTag is provided in the response body, it may also be provided as a header per the normal etag convention.  Entity tags are used for comparing two or more entities from the same requested resource. HTTP/1.1 uses entity tags in the etag (section 14.19), If-Match (section 14.24), If-None-Match (section 14.26), and If-Range (section 14.27) header fields.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub e_tag: Option<String>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -247,14 +230,12 @@ impl From<&arm::IdentityBinding> for IdentityBindingStatus {
 }
 
 /// What the operator exports from a `IdentityBinding` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct IdentityBindingOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

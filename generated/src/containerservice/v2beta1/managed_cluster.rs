@@ -17,8 +17,7 @@ pub struct ManagedCluster {
 }
 
 armgen_runtime::json_object! {
-    ManagedCluster { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read ManagedCluster { "metadata" => metadata (required), "spec" => spec (required), "status" => status }
 }
 
 impl ManagedCluster {
@@ -118,158 +117,107 @@ impl kube_core::Resource for ManagedCluster {
 }
 
 /// The desired state of a `ManagedCluster`: the writable properties of `Microsoft.ContainerService/managedClusters`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The resource group the resource lives in: `name` (in the operator's subscription) or `armId`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::ResourceGroupOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<ManagedClusterOperatorSpec>,
     /// Cluster API: the endpoint of the cluster's API server, written by the operator from the resource (not sent to Azure).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub control_plane_endpoint: Option<armgen_runtime::capi::ApiEndpoint>,
     /// Cluster API: the Kubernetes version (`v1.30.1`) a ClusterClass topology asks for; the operator copies it, without the `v`, into the field it maps to.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// Resource tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. When you upgrade a supported AKS cluster, Kubernetes minor versions cannot be skipped. All upgrades must be performed sequentially by major version number. For example, upgrades between 1.14.x -&gt; 1.15.x or 1.15.x -&gt; 1.16.x are allowed, however 1.14.x -&gt; 1.16.x is not allowed. See [upgrading an AKS cluster](<https://docs.microsoft.com/azure/aks/upgrade-cluster>) for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// The DNS prefix of the Managed Cluster. This cannot be updated once the Managed Cluster has been created.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_prefix: Option<String>,
     /// The FQDN subdomain of the private cluster with custom private dns zone. This cannot be updated once the Managed Cluster has been created.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fqdn_subdomain: Option<String>,
     /// The agent pool properties.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_pool_profiles: Option<Vec<spec::ManagedClusterAgentPoolProfile>>,
     /// The profile for Linux VMs in the Managed Cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub linux_profile: Option<spec::ContainerServiceLinuxProfile>,
     /// The profile for Windows VMs in the Managed Cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<spec::ManagedClusterWindowsProfile>,
     /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_principal_profile: Option<spec::ManagedClusterServicePrincipalProfile>,
     /// The profile of managed cluster add-on.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub addon_profiles: Option<BTreeMap<String, spec::ManagedClusterAddonProfile>>,
     /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on AAD pod identity integration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_identity_profile: Option<spec::ManagedClusterPodIdentityProfile>,
     /// The OIDC issuer profile of the Managed Cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub oidc_issuer_profile: Option<spec::ManagedClusterOidcIssuerProfile>,
     /// The name of the resource group containing agent pool nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_resource_group: Option<String>,
     /// Profile of the node resource group configuration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_resource_group_profile: Option<spec::ManagedClusterNodeResourceGroupProfile>,
     /// Whether to enable Kubernetes Role-Based Access Control.
-    #[serde(rename = "enableRBAC", skip_serializing_if = "Option::is_none")]
     pub enable_rbac: Option<bool>,
     /// The support plan for the Managed Cluster. If unspecified, the default is 'KubernetesOfficial'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub support_plan: Option<arm::KubernetesSupportPlan>,
     /// Whether to enable FIPS mode at the cluster level. When enabled, this setting enforces FIPS compliance for all AKS-managed components, such as the node operating system, addons, and [managed containerized components](<https://aka.ms/aks/components/docs>). See [Enable cluster-wide FIPS](<https://aka.ms/aks/fips>) for more details. When this property is enabled, all node pools in the cluster must also be FIPS-enabled. Although this property is available in a stable API version, cluster-wide FIPS remains a preview feature. Write requests whose resulting cluster state has this property set to true require the `Microsoft.ContainerService/EnableFIPSPreview` subscription feature registration.
-    #[serde(rename = "enableFIPS", skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// The network configuration profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_profile: Option<spec::ContainerServiceNetworkProfile>,
     /// The Azure Active Directory configuration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub aad_profile: Option<spec::ManagedClusterAadProfile>,
     /// The auto upgrade configuration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_upgrade_profile: Option<spec::ManagedClusterAutoUpgradeProfile>,
     /// Settings for upgrading a cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<spec::ClusterUpgradeSettings>,
     /// Parameters to be applied to the cluster-autoscaler when enabled
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_scaler_profile: Option<spec::ManagedClusterPropertiesAutoScalerProfile>,
     /// The access profile for managed cluster API server.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub api_server_access_profile: Option<spec::ManagedClusterApiServerAccessProfile>,
     /// The Resource ID of the disk encryption set to use for enabling encryption at rest. This is of the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/diskEncryptionSets/{encryptionSetName}'
-    #[serde(rename = "diskEncryptionSetID", skip_serializing_if = "Option::is_none")]
     pub disk_encryption_set_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The user identity associated with the managed cluster. This identity will be used by the kubelet. Only one user assigned identity is allowed. The only accepted key is "kubeletidentity", with value of "resourceId": "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity_profile: Option<BTreeMap<String, spec::UserAssignedIdentity>>,
     /// Private link resources associated with the cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_resources: Option<Vec<spec::PrivateLinkResource>>,
     /// If local accounts should be disabled on the Managed Cluster. If set to true, getting static credentials will be disabled for this cluster. This must only be used on Managed Clusters that are AAD enabled. For more details see [disable local accounts](<https://docs.microsoft.com/azure/aks/managed-aad#disable-local-accounts-preview>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_local_accounts: Option<bool>,
     /// Configurations for provisioning the cluster with HTTP proxy servers.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub http_proxy_config: Option<spec::ManagedClusterHttpProxyConfig>,
     /// Security profile for the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<spec::ManagedClusterSecurityProfile>,
     /// Storage profile for the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub storage_profile: Option<spec::ManagedClusterStorageProfile>,
     /// Ingress profile for the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ingress_profile: Option<spec::ManagedClusterIngressProfile>,
     /// PublicNetworkAccess of the managedCluster. Allow or deny public network access for AKS
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_network_access: Option<arm::PublicNetworkAccess>,
     /// Workload Auto-scaler profile for the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_auto_scaler_profile: Option<spec::ManagedClusterWorkloadAutoScalerProfile>,
     /// Azure Monitor addon profiles for monitoring the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_monitor_profile: Option<spec::ManagedClusterAzureMonitorProfile>,
     /// Service mesh profile for a managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_mesh_profile: Option<spec::ServiceMeshProfile>,
     /// Optional cluster metrics configuration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics_profile: Option<spec::ManagedClusterMetricsProfile>,
     /// Node provisioning settings that apply to the whole cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_provisioning_profile: Option<spec::ManagedClusterNodeProvisioningProfile>,
     /// Profile of the cluster bootstrap configuration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub bootstrap_profile: Option<spec::ManagedClusterBootstrapProfile>,
     /// AI toolchain operator settings that apply to the whole cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ai_toolchain_operator_profile: Option<spec::ManagedClusterAiToolchainOperatorProfile>,
     /// Profile with scheduler-related settings, like the configuration mode for each scheduler managed by AKS. See <https://aka.ms/aks/scheduler-profile>.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler_profile: Option<spec::SchedulerProfile>,
     /// Settings for hosted system addons. For more information, see <https://aka.ms/aks/automatic/systemcomponents>.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hosted_system_profile: Option<spec::ManagedClusterHostedSystemProfile>,
     /// The managed cluster SKU.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sku: Option<spec::ManagedClusterSku>,
     /// The extended location of the Virtual Machine.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub extended_location: Option<spec::ExtendedLocation>,
     /// The identity of the managed cluster, if configured.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<spec::ManagedClusterIdentity>,
     /// This is primarily used to expose different UI experiences in the portal for different kinds
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
 }
 
@@ -692,212 +640,143 @@ impl ManagedClusterSpec {
 }
 
 /// The observed state of a `ManagedCluster`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStatus {
     /// Cluster API: the Kubernetes version the control plane runs (`v` and the version Azure reports).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<String>,
     /// Cluster API (v1beta2 contract): `controlPlaneInitialized` once the control plane was first ready.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub initialization: Option<armgen_runtime::capi::Initialization>,
     /// Cluster API (v1beta1 contract): true once the control plane was first ready.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub initialized: Option<bool>,
     /// Cluster API (v1beta1 contract): true once the control plane was first ready.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
     /// Cluster API: true, the control plane has no machines.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub external_managed_control_plane: Option<bool>,
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// Resource tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// The current provisioning state.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// The Power State of the cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub power_state: Option<status::PowerState>,
     /// The max number of agent pools for the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_agent_pools: Option<i32>,
     /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. When you upgrade a supported AKS cluster, Kubernetes minor versions cannot be skipped. All upgrades must be performed sequentially by major version number. For example, upgrades between 1.14.x -&gt; 1.15.x or 1.15.x -&gt; 1.16.x are allowed, however 1.14.x -&gt; 1.16.x is not allowed. See [upgrading an AKS cluster](<https://docs.microsoft.com/azure/aks/upgrade-cluster>) for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// The version of Kubernetes the Managed Cluster is running. If kubernetesVersion was a fully specified version &lt;major.minor.patch&gt;, this field will be exactly equal to it. If kubernetesVersion was &lt;major.minor&gt;, this field will contain the full &lt;major.minor.patch&gt; version being used.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub current_kubernetes_version: Option<String>,
     /// The DNS prefix of the Managed Cluster. This cannot be updated once the Managed Cluster has been created.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_prefix: Option<String>,
     /// The FQDN subdomain of the private cluster with custom private dns zone. This cannot be updated once the Managed Cluster has been created.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fqdn_subdomain: Option<String>,
     /// The FQDN of the master pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fqdn: Option<String>,
     /// The FQDN of private cluster.
-    #[serde(rename = "privateFQDN", skip_serializing_if = "Option::is_none")]
     pub private_fqdn: Option<String>,
     /// The special FQDN used by the Azure Portal to access the Managed Cluster. This FQDN is for use only by the Azure Portal and should not be used by other clients. The Azure Portal requires certain Cross-Origin Resource Sharing (CORS) headers to be sent in some responses, which Kubernetes APIServer doesn't handle by default. This special FQDN supports CORS, allowing the Azure Portal to function properly.
-    #[serde(rename = "azurePortalFQDN", skip_serializing_if = "Option::is_none")]
     pub azure_portal_fqdn: Option<String>,
     /// The agent pool properties.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_pool_profiles: Option<Vec<status::ManagedClusterAgentPoolProfile>>,
     /// The profile for Linux VMs in the Managed Cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub linux_profile: Option<status::ContainerServiceLinuxProfile>,
     /// The profile for Windows VMs in the Managed Cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<status::ManagedClusterWindowsProfile>,
     /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_principal_profile: Option<status::ManagedClusterServicePrincipalProfile>,
     /// The profile of managed cluster add-on.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub addon_profiles: Option<BTreeMap<String, status::ManagedClusterAddonProfile>>,
     /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on AAD pod identity integration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_identity_profile: Option<status::ManagedClusterPodIdentityProfile>,
     /// The OIDC issuer profile of the Managed Cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub oidc_issuer_profile: Option<status::ManagedClusterOidcIssuerProfile>,
     /// The name of the resource group containing agent pool nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_resource_group: Option<String>,
     /// Profile of the node resource group configuration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_resource_group_profile: Option<status::ManagedClusterNodeResourceGroupProfile>,
     /// Whether to enable Kubernetes Role-Based Access Control.
-    #[serde(rename = "enableRBAC", skip_serializing_if = "Option::is_none")]
     pub enable_rbac: Option<bool>,
     /// The support plan for the Managed Cluster. If unspecified, the default is 'KubernetesOfficial'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub support_plan: Option<arm::KubernetesSupportPlan>,
     /// Whether to enable FIPS mode at the cluster level. When enabled, this setting enforces FIPS compliance for all AKS-managed components, such as the node operating system, addons, and [managed containerized components](<https://aka.ms/aks/components/docs>). See [Enable cluster-wide FIPS](<https://aka.ms/aks/fips>) for more details. When this property is enabled, all node pools in the cluster must also be FIPS-enabled. Although this property is available in a stable API version, cluster-wide FIPS remains a preview feature. Write requests whose resulting cluster state has this property set to true require the `Microsoft.ContainerService/EnableFIPSPreview` subscription feature registration.
-    #[serde(rename = "enableFIPS", skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// The network configuration profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_profile: Option<status::ContainerServiceNetworkProfile>,
     /// The Azure Active Directory configuration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub aad_profile: Option<status::ManagedClusterAadProfile>,
     /// The auto upgrade configuration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_upgrade_profile: Option<status::ManagedClusterAutoUpgradeProfile>,
     /// Settings for upgrading a cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<status::ClusterUpgradeSettings>,
     /// Parameters to be applied to the cluster-autoscaler when enabled
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_scaler_profile: Option<status::ManagedClusterPropertiesAutoScalerProfile>,
     /// The access profile for managed cluster API server.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub api_server_access_profile: Option<status::ManagedClusterApiServerAccessProfile>,
     /// The Resource ID of the disk encryption set to use for enabling encryption at rest. This is of the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/diskEncryptionSets/{encryptionSetName}'
-    #[serde(rename = "diskEncryptionSetID", skip_serializing_if = "Option::is_none")]
     pub disk_encryption_set_id: Option<String>,
     /// The user identity associated with the managed cluster. This identity will be used by the kubelet. Only one user assigned identity is allowed. The only accepted key is "kubeletidentity", with value of "resourceId": "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}".
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity_profile: Option<BTreeMap<String, status::UserAssignedIdentity>>,
     /// Private link resources associated with the cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_resources: Option<Vec<status::PrivateLinkResource>>,
     /// If local accounts should be disabled on the Managed Cluster. If set to true, getting static credentials will be disabled for this cluster. This must only be used on Managed Clusters that are AAD enabled. For more details see [disable local accounts](<https://docs.microsoft.com/azure/aks/managed-aad#disable-local-accounts-preview>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_local_accounts: Option<bool>,
     /// Configurations for provisioning the cluster with HTTP proxy servers.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub http_proxy_config: Option<status::ManagedClusterHttpProxyConfig>,
     /// Security profile for the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<status::ManagedClusterSecurityProfile>,
     /// Storage profile for the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub storage_profile: Option<status::ManagedClusterStorageProfile>,
     /// Ingress profile for the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ingress_profile: Option<status::ManagedClusterIngressProfile>,
     /// PublicNetworkAccess of the managedCluster. Allow or deny public network access for AKS
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_network_access: Option<arm::PublicNetworkAccess>,
     /// Workload Auto-scaler profile for the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_auto_scaler_profile: Option<status::ManagedClusterWorkloadAutoScalerProfile>,
     /// Azure Monitor addon profiles for monitoring the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_monitor_profile: Option<status::ManagedClusterAzureMonitorProfile>,
     /// Service mesh profile for a managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_mesh_profile: Option<status::ServiceMeshProfile>,
     /// The resourceUID uniquely identifies ManagedClusters that reuse ARM ResourceIds (i.e: create, delete, create sequence)
-    #[serde(rename = "resourceUID", skip_serializing_if = "Option::is_none")]
     pub resource_uid: Option<String>,
     /// Optional cluster metrics configuration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics_profile: Option<status::ManagedClusterMetricsProfile>,
     /// Node provisioning settings that apply to the whole cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_provisioning_profile: Option<status::ManagedClusterNodeProvisioningProfile>,
     /// Profile of the cluster bootstrap configuration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub bootstrap_profile: Option<status::ManagedClusterBootstrapProfile>,
     /// AI toolchain operator settings that apply to the whole cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ai_toolchain_operator_profile: Option<status::ManagedClusterAiToolchainOperatorProfile>,
     /// Profile with scheduler-related settings, like the configuration mode for each scheduler managed by AKS. See <https://aka.ms/aks/scheduler-profile>.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler_profile: Option<status::SchedulerProfile>,
     /// Settings for hosted system addons. For more information, see <https://aka.ms/aks/automatic/systemcomponents>.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hosted_system_profile: Option<status::ManagedClusterHostedSystemProfile>,
     /// Contains read-only information about the Managed Cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<status::ManagedClusterStatus>,
     /// If eTag is provided in the response body, it may also be provided as a header per the normal etag convention.  Entity tags are used for comparing two or more entities from the same requested resource. HTTP/1.1 uses entity tags in the etag (section 14.19), If-Match (section 14.24), If-None-Match (section 14.26), and If-Range (section 14.27) header fields.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub e_tag: Option<String>,
     /// The managed cluster SKU.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sku: Option<status::ManagedClusterSku>,
     /// The extended location of the Virtual Machine.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub extended_location: Option<status::ExtendedLocation>,
     /// The identity of the managed cluster, if configured.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<status::ManagedClusterIdentity>,
     /// This is primarily used to expose different UI experiences in the portal for different kinds
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// armgen's view `GET …/availableAgentPoolVersions`: read by the reconciler every 3600 s, never sent to or returned by the resource's own operations.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub available_agent_pool_versions: Option<status::AgentPoolAvailableVersions>,
     /// armgen's view `GET …/upgradeProfiles/default`: read by the reconciler every 3600 s, never sent to or returned by the resource's own operations.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_profile: Option<status::ManagedClusterUpgradeProfile>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -1230,20 +1109,16 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
 }
 
 /// What the operator exports from a `ManagedCluster` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ManagedClusterOperatorSpec {
     /// Secret exports.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secrets: Option<ManagedClusterOperatorSecrets>,
     /// ConfigMap exports.
-    #[serde(rename = "configMaps", default, skip_serializing_if = "Option::is_none")]
     pub config_maps: Option<ManagedClusterOperatorConfigMaps>,
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 
@@ -1257,13 +1132,11 @@ armgen_runtime::json_object! {
 }
 
 /// The Secret exports of a `ManagedCluster`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ManagedClusterOperatorSecrets {
     /// Where to write the `adminCredentials` export (a Secret); not exported when unset.
-    #[serde(rename = "adminCredentials", default, skip_serializing_if = "Option::is_none")]
     pub admin_credentials: Option<armgen_runtime::kube::SecretDestination>,
     /// Where to write the `userCredentials` export (a Secret); not exported when unset.
-    #[serde(rename = "userCredentials", default, skip_serializing_if = "Option::is_none")]
     pub user_credentials: Option<armgen_runtime::kube::SecretDestination>,
 }
 
@@ -1272,13 +1145,11 @@ armgen_runtime::json_object! {
 }
 
 /// The ConfigMap exports of a `ManagedCluster`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ManagedClusterOperatorConfigMaps {
     /// Where to write the `oidcIssuerUrl` export (a ConfigMap); not exported when unset.
-    #[serde(rename = "oidcIssuerUrl", default, skip_serializing_if = "Option::is_none")]
     pub oidc_issuer_url: Option<armgen_runtime::kube::ConfigMapDestination>,
     /// Where to write the `principalId` export (a ConfigMap); not exported when unset.
-    #[serde(rename = "principalId", default, skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<armgen_runtime::kube::ConfigMapDestination>,
 }
 
@@ -1293,7 +1164,9 @@ pub struct ManagedClusterTemplate {
     pub spec: ManagedClusterTemplateSpec,
 }
 
-armgen_runtime::json_object! { ManagedClusterTemplate {} required { "metadata" => metadata, "spec" => spec } }
+armgen_runtime::json_object! {
+    read ManagedClusterTemplate { "metadata" => metadata (required), "spec" => spec (required) }
+}
 
 impl ManagedClusterTemplate {
     /// The custom resource's `apiVersion`.
@@ -1360,22 +1233,21 @@ impl kube_core::Resource for ManagedClusterTemplate {
 }
 
 /// The desired state of a `ManagedClusterTemplate`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterTemplateSpec {
     /// The template.
     pub template: ManagedClusterTemplateResource,
 }
 
-armgen_runtime::json_object! { ManagedClusterTemplateSpec {} required { "template" => template } }
+armgen_runtime::json_object! { ManagedClusterTemplateSpec { "template" => template (required) } }
 
 /// What a `ManagedCluster` made from the template gets.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterTemplateResource {
     /// The labels and annotations of resources made from the template.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<armgen_runtime::capi::TemplateMetadata>,
     /// The spec of resources made from the template.
     pub spec: ManagedClusterSpec,
 }
 
-armgen_runtime::json_object! { ManagedClusterTemplateResource { "metadata" => metadata } required { "spec" => spec } }
+armgen_runtime::json_object! { ManagedClusterTemplateResource { "metadata" => metadata, "spec" => spec (required) } }

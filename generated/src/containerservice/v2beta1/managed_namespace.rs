@@ -17,8 +17,7 @@ pub struct ManagedNamespace {
 }
 
 armgen_runtime::json_object! {
-    ManagedNamespace { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read ManagedNamespace { "metadata" => metadata (required), "spec" => spec (required), "status" => status }
 }
 
 impl ManagedNamespace {
@@ -102,41 +101,29 @@ impl kube_core::Resource for ManagedNamespace {
 }
 
 /// The desired state of a `ManagedNamespace`: the writable properties of `Microsoft.ContainerService/managedClusters/managedNamespaces`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedNamespaceSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The parent custom resource, by `name`, in the same namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<ManagedNamespaceOperatorSpec>,
     /// Resource tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// The labels of managed namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<BTreeMap<String, String>>,
     /// The annotations of managed namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<BTreeMap<String, String>>,
     /// The default resource quota enforced upon the namespace. Customers can have other Kubernetes resource quota objects under the namespace. Resource quotas are additive; if multiple resource quotas are applied to a given namespace, then the effective limit will be one such that all quotas on the namespace can be satisfied.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_resource_quota: Option<spec::ResourceQuota>,
     /// The default network policy enforced upon the namespace. Customers can have other Kubernetes network policy objects under the namespace. Network policies are additive; if a policy or policies apply to a given pod for a given direction, the connections allowed in that direction for the pod is the union of what all applicable policies allow.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_network_policy: Option<spec::NetworkPolicies>,
     /// Action if Kubernetes namespace with same name already exists.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub adoption_policy: Option<arm::AdoptionPolicy>,
     /// Delete options of a namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub delete_policy: Option<arm::DeletePolicy>,
 }
 
@@ -225,59 +212,41 @@ impl ManagedNamespaceSpec {
 }
 
 /// The observed state of a `ManagedNamespace`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedNamespaceStatus {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// Resource tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// The current provisioning state of the namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::NamespaceProvisioningState>,
     /// The labels of managed namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub labels: Option<BTreeMap<String, String>>,
     /// The annotations of managed namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub annotations: Option<BTreeMap<String, String>>,
     /// The special FQDN used by the Azure Portal to access the Managed Cluster. This FQDN is for use only by the Azure Portal and should not be used by other clients. The Azure Portal requires certain Cross-Origin Resource Sharing (CORS) headers to be sent in some responses, which Kubernetes APIServer doesn't handle by default. This special FQDN supports CORS, allowing the Azure Portal to function properly.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub portal_fqdn: Option<String>,
     /// The default resource quota enforced upon the namespace. Customers can have other Kubernetes resource quota objects under the namespace. Resource quotas are additive; if multiple resource quotas are applied to a given namespace, then the effective limit will be one such that all quotas on the namespace can be satisfied.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_resource_quota: Option<status::ResourceQuota>,
     /// The default network policy enforced upon the namespace. Customers can have other Kubernetes network policy objects under the namespace. Network policies are additive; if a policy or policies apply to a given pod for a given direction, the connections allowed in that direction for the pod is the union of what all applicable policies allow.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_network_policy: Option<status::NetworkPolicies>,
     /// Action if Kubernetes namespace with same name already exists.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub adoption_policy: Option<arm::AdoptionPolicy>,
     /// Delete options of a namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub delete_policy: Option<arm::DeletePolicy>,
     /// If eTag is provided in the response body, it may also be provided as a header per the normal etag convention.  Entity tags are used for comparing two or more entities from the same requested resource. HTTP/1.1 uses entity tags in the etag (section 14.19), If-Match (section 14.24), If-None-Match (section 14.26), and If-Range (section 14.27) header fields.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub e_tag: Option<String>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -338,14 +307,12 @@ impl From<&arm::ManagedNamespace> for ManagedNamespaceStatus {
 }
 
 /// What the operator exports from a `ManagedNamespace` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ManagedNamespaceOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

@@ -20,8 +20,11 @@ pub struct FederatedIdentityCredential {
 }
 
 armgen_runtime::json_object! {
-    FederatedIdentityCredential { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read FederatedIdentityCredential {
+        "metadata" => metadata (required),
+        "spec" => spec (required),
+        "status" => status,
+    }
 }
 
 impl FederatedIdentityCredential {
@@ -107,29 +110,21 @@ impl kube_core::Resource for FederatedIdentityCredential {
 }
 
 /// The desired state of a `FederatedIdentityCredential`: the writable properties of `Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FederatedIdentityCredentialSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The parent custom resource, by `name`, in the same namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<FederatedIdentityCredentialOperatorSpec>,
     /// The URL of the issuer to be trusted.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub issuer: Option<String>,
     /// Where to read `issuer` from instead: a key of a ConfigMap in this namespace, such as another object's ConfigMap export. The operator waits until the key exists.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub issuer_from_config: Option<armgen_runtime::kube::ConfigMapReference>,
     /// The identifier of the external identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
     /// The list of audiences that can appear in the issued token.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub audiences: Option<Vec<String>>,
 }
 
@@ -193,35 +188,25 @@ impl FederatedIdentityCredentialSpec {
 }
 
 /// The observed state of a `FederatedIdentityCredential`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FederatedIdentityCredentialStatus {
     /// Fully qualified resource ID for the resource. E.g. "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}"
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// The URL of the issuer to be trusted.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub issuer: Option<String>,
     /// The identifier of the external identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subject: Option<String>,
     /// The list of audiences that can appear in the issued token.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub audiences: Option<Vec<String>>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -256,14 +241,12 @@ impl From<&arm::FederatedIdentityCredential> for FederatedIdentityCredentialStat
 }
 
 /// What the operator exports from a `FederatedIdentityCredential` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct FederatedIdentityCredentialOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

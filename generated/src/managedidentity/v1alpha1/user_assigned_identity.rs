@@ -17,8 +17,7 @@ pub struct UserAssignedIdentity {
 }
 
 armgen_runtime::json_object! {
-    UserAssignedIdentity { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read UserAssignedIdentity { "metadata" => metadata (required), "spec" => spec (required), "status" => status }
 }
 
 impl UserAssignedIdentity {
@@ -106,26 +105,19 @@ impl kube_core::Resource for UserAssignedIdentity {
 }
 
 /// The desired state of a `UserAssignedIdentity`: the writable properties of `Microsoft.ManagedIdentity/userAssignedIdentities`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct UserAssignedIdentitySpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The resource group the resource lives in: `name` (in the operator's subscription) or `armId`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::ResourceGroupOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<UserAssignedIdentityOperatorSpec>,
     /// Resource tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// Enum to configure regional restrictions on identity assignment, as necessary.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub isolation_scope: Option<arm::IsolationScope>,
 }
 
@@ -181,44 +173,31 @@ impl UserAssignedIdentitySpec {
 }
 
 /// The observed state of a `UserAssignedIdentity`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct UserAssignedIdentityStatus {
     /// Fully qualified resource ID for the resource. E.g. "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}"
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub system_data: Option<status::SystemData>,
     /// Resource tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// The id of the tenant which the identity belongs to.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// The id of the service principal object associated with the created identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// The id of the app associated with the identity. This is a random generated UUID by MSI.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// Enum to configure regional restrictions on identity assignment, as necessary.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub isolation_scope: Option<arm::IsolationScope>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -259,17 +238,14 @@ impl From<&arm::Identity> for UserAssignedIdentityStatus {
 }
 
 /// What the operator exports from a `UserAssignedIdentity` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UserAssignedIdentityOperatorSpec {
     /// ConfigMap exports.
-    #[serde(rename = "configMaps", default, skip_serializing_if = "Option::is_none")]
     pub config_maps: Option<UserAssignedIdentityOperatorConfigMaps>,
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 
@@ -282,16 +258,13 @@ armgen_runtime::json_object! {
 }
 
 /// The ConfigMap exports of a `UserAssignedIdentity`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct UserAssignedIdentityOperatorConfigMaps {
     /// Where to write the `clientId` export (a ConfigMap); not exported when unset.
-    #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<armgen_runtime::kube::ConfigMapDestination>,
     /// Where to write the `principalId` export (a ConfigMap); not exported when unset.
-    #[serde(rename = "principalId", default, skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<armgen_runtime::kube::ConfigMapDestination>,
     /// Where to write the `tenantId` export (a ConfigMap); not exported when unset.
-    #[serde(rename = "tenantId", default, skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<armgen_runtime::kube::ConfigMapDestination>,
 }
 

@@ -15,7 +15,9 @@ pub struct Subnet {
     pub status: Option<SubnetStatus>,
 }
 
-armgen_runtime::json_object! { Subnet { "status" => status } required { "metadata" => metadata, "spec" => spec } }
+armgen_runtime::json_object! {
+    read Subnet { "metadata" => metadata (required), "spec" => spec (required), "status" => status }
+}
 
 impl Subnet {
     /// The custom resource's `apiVersion`.
@@ -98,62 +100,43 @@ impl kube_core::Resource for Subnet {
 }
 
 /// The desired state of a `Subnet`: the writable properties of `Microsoft.Network/virtualNetworks/subnets`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SubnetSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The parent custom resource, by `name`, in the same namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<SubnetOperatorSpec>,
     /// The address prefix for the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefix: Option<String>,
     /// List of address prefixes for the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefixes: Option<Vec<String>>,
     /// The reference to the NetworkSecurityGroup resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_security_group: Option<serde_json::Value>,
     /// The reference to the RouteTable resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub route_table: Option<serde_json::Value>,
     /// Nat gateway associated with this subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nat_gateway: Option<spec::SubResource>,
     /// An array of service endpoints.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_endpoints: Option<Vec<spec::ServiceEndpointPropertiesFormat>>,
     /// An array of service endpoint policies.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_endpoint_policies: Option<Vec<serde_json::Value>>,
     /// Array of IpAllocation which reference this subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_allocations: Option<Vec<spec::SubResource>>,
     /// An array of references to the delegations on the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub delegations: Option<Vec<spec::Delegation>>,
     /// Enable or Disable apply network policies on private end point in the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint_network_policies: Option<arm::VirtualNetworkPrivateEndpointNetworkPolicies>,
     /// Enable or Disable apply network policies on private link service in the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_service_network_policies: Option<arm::VirtualNetworkPrivateLinkServiceNetworkPolicies>,
     /// Application gateway IP configurations of virtual network resource.
-    #[serde(rename = "applicationGatewayIPConfigurations", skip_serializing_if = "Option::is_none")]
     pub application_gateway_ip_configurations: Option<Vec<spec::ApplicationGatewayIpConfiguration>>,
     /// Set this property to Tenant to allow sharing subnet with other subscriptions in your AAD tenant. This property can only be set if defaultOutboundAccess is set to false, both properties can only be set if subnet is empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sharing_scope: Option<arm::SharingScope>,
     /// Set this property to false to disable default outbound connectivity for all VMs in the subnet. This property can only be set at the time of subnet creation and cannot be updated for an existing subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_outbound_access: Option<bool>,
     /// A list of IPAM Pools for allocating IP address prefixes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<spec::IpamPoolPrefixAllocation>>,
 }
 
@@ -310,92 +293,63 @@ impl SubnetSpec {
 }
 
 /// The observed state of a `Subnet`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SubnetStatus {
     /// Resource ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The address prefix for the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefix: Option<String>,
     /// List of address prefixes for the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefixes: Option<Vec<String>>,
     /// The reference to the NetworkSecurityGroup resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_security_group: Option<serde_json::Value>,
     /// The reference to the RouteTable resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub route_table: Option<serde_json::Value>,
     /// Nat gateway associated with this subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nat_gateway: Option<status::SubResource>,
     /// An array of service endpoints.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_endpoints: Option<Vec<status::ServiceEndpointPropertiesFormat>>,
     /// An array of service endpoint policies.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_endpoint_policies: Option<Vec<serde_json::Value>>,
     /// An array of references to private endpoints.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoints: Option<Vec<serde_json::Value>>,
     /// An array of references to the network interface IP configurations using subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_configurations: Option<Vec<serde_json::Value>>,
     /// Array of IP configuration profiles which reference this subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_configuration_profiles: Option<Vec<serde_json::Value>>,
     /// Array of IpAllocation which reference this subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_allocations: Option<Vec<status::SubResource>>,
     /// An array of references to the external resources using subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_navigation_links: Option<Vec<status::ResourceNavigationLink>>,
     /// An array of references to services injecting into this subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_association_links: Option<Vec<status::ServiceAssociationLink>>,
     /// An array of references to the delegations on the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub delegations: Option<Vec<status::Delegation>>,
     /// A read-only string identifying the intention of use for this subnet based on delegations and other user-defined properties.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub purpose: Option<String>,
     /// The provisioning state of the subnet resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
     /// Enable or Disable apply network policies on private end point in the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint_network_policies: Option<arm::VirtualNetworkPrivateEndpointNetworkPolicies>,
     /// Enable or Disable apply network policies on private link service in the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_service_network_policies: Option<arm::VirtualNetworkPrivateLinkServiceNetworkPolicies>,
     /// Application gateway IP configurations of virtual network resource.
-    #[serde(rename = "applicationGatewayIPConfigurations", skip_serializing_if = "Option::is_none")]
     pub application_gateway_ip_configurations: Option<Vec<status::ApplicationGatewayIpConfiguration>>,
     /// Set this property to Tenant to allow sharing subnet with other subscriptions in your AAD tenant. This property can only be set if defaultOutboundAccess is set to false, both properties can only be set if subnet is empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sharing_scope: Option<arm::SharingScope>,
     /// Set this property to false to disable default outbound connectivity for all VMs in the subnet. This property can only be set at the time of subnet creation and cannot be updated for an existing subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_outbound_access: Option<bool>,
     /// A list of IPAM Pools for allocating IP address prefixes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<status::IpamPoolPrefixAllocation>>,
     /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -534,14 +488,12 @@ impl From<&arm::Subnet> for SubnetStatus {
 }
 
 /// What the operator exports from a `Subnet` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SubnetOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

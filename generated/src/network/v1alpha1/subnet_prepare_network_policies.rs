@@ -16,8 +16,11 @@ pub struct SubnetPrepareNetworkPolicies {
 }
 
 armgen_runtime::json_object! {
-    SubnetPrepareNetworkPolicies { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read SubnetPrepareNetworkPolicies {
+        "metadata" => metadata (required),
+        "spec" => spec (required),
+        "status" => status,
+    }
 }
 
 impl SubnetPrepareNetworkPolicies {
@@ -101,17 +104,13 @@ impl kube_core::Resource for SubnetPrepareNetworkPolicies {
 }
 
 /// The desired state of a `SubnetPrepareNetworkPolicies`: the writable properties of `Microsoft.Network/virtualNetworks/subnets/PrepareNetworkPolicies`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SubnetPrepareNetworkPoliciesSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// The name of the service for which subnet is being prepared for.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_name: Option<String>,
     /// A list of NetworkIntentPolicyConfiguration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_intent_policy_configurations: Option<Vec<spec::NetworkIntentPolicyConfiguration>>,
 }
 
@@ -169,23 +168,17 @@ impl SubnetPrepareNetworkPoliciesSpec {
 }
 
 /// The observed state of a `SubnetPrepareNetworkPolicies`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SubnetPrepareNetworkPoliciesStatus {
     /// When the reconciler sent the request (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// When the action ended, in success or failure (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end_time: Option<String>,
     /// ARM's error, when the action failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<status::CloudErrorBody>,
     /// The conditions of the action: `Succeeded` (`Unknown` while it runs), and `Ready` (`True` once it ended).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -212,14 +205,12 @@ impl From<&arm::SubnetPrepareNetworkPolicies> for SubnetPrepareNetworkPoliciesSt
 }
 
 /// What the operator exports from a `SubnetPrepareNetworkPolicies` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SubnetPrepareNetworkPoliciesOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

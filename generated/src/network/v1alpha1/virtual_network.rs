@@ -17,8 +17,7 @@ pub struct VirtualNetwork {
 }
 
 armgen_runtime::json_object! {
-    VirtualNetwork { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read VirtualNetwork { "metadata" => metadata (required), "spec" => spec (required), "status" => status }
 }
 
 impl VirtualNetwork {
@@ -102,62 +101,43 @@ impl kube_core::Resource for VirtualNetwork {
 }
 
 /// The desired state of a `VirtualNetwork`: the writable properties of `Microsoft.Network/virtualNetworks`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualNetworkSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// The resource group the resource lives in: `name` (in the operator's subscription) or `armId`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::ResourceGroupOwner>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<VirtualNetworkOperatorSpec>,
     /// Resource location.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// Resource tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The extended location of the virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub extended_location: Option<spec::ExtendedLocation>,
     /// The AddressSpace that contains an array of IP address ranges that can be used by subnets.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_space: Option<spec::AddressSpace>,
     /// The dhcpOptions that contains an array of DNS servers available to VMs deployed in the virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub dhcp_options: Option<spec::DhcpOptions>,
     /// The FlowTimeout value (in minutes) for the Virtual Network
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_timeout_in_minutes: Option<i32>,
     /// A list of subnets in a Virtual Network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subnets: Option<Vec<spec::Subnet>>,
     /// A list of peerings in a Virtual Network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub virtual_network_peerings: Option<Vec<spec::VirtualNetworkPeering>>,
     /// Indicates if DDoS protection is enabled for all the protected resources in the virtual network. It requires a DDoS protection plan associated with the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_ddos_protection: Option<bool>,
     /// Indicates if VM protection is enabled for all the subnets in the virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_vm_protection: Option<bool>,
     /// The DDoS protection plan associated with the virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ddos_protection_plan: Option<spec::SubResource>,
     /// Bgp Communities sent over ExpressRoute with each route corresponding to a prefix in this VNET.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub bgp_communities: Option<spec::VirtualNetworkBgpCommunities>,
     /// Indicates if encryption is enabled on virtual network and if VM without encryption is allowed in encrypted VNet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub encryption: Option<spec::VirtualNetworkEncryption>,
     /// Array of IpAllocation which reference this VNET.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_allocations: Option<Vec<spec::SubResource>>,
     /// Private Endpoint VNet Policies.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint_v_net_policies: Option<arm::PrivateEndpointVNetPolicies>,
 }
 
@@ -305,80 +285,55 @@ impl VirtualNetworkSpec {
 }
 
 /// The observed state of a `VirtualNetwork`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualNetworkStatus {
     /// Resource ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Resource name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Resource type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Resource location.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// Resource tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The extended location of the virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub extended_location: Option<status::ExtendedLocation>,
     /// The AddressSpace that contains an array of IP address ranges that can be used by subnets.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_space: Option<status::AddressSpace>,
     /// The dhcpOptions that contains an array of DNS servers available to VMs deployed in the virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub dhcp_options: Option<status::DhcpOptions>,
     /// The FlowTimeout value (in minutes) for the Virtual Network
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_timeout_in_minutes: Option<i32>,
     /// A list of subnets in a Virtual Network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subnets: Option<Vec<status::Subnet>>,
     /// A list of peerings in a Virtual Network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub virtual_network_peerings: Option<Vec<status::VirtualNetworkPeering>>,
     /// The resourceGuid property of the Virtual Network resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_guid: Option<String>,
     /// The provisioning state of the virtual network resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
     /// Indicates if DDoS protection is enabled for all the protected resources in the virtual network. It requires a DDoS protection plan associated with the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_ddos_protection: Option<bool>,
     /// Indicates if VM protection is enabled for all the subnets in the virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_vm_protection: Option<bool>,
     /// The DDoS protection plan associated with the virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ddos_protection_plan: Option<status::SubResource>,
     /// Bgp Communities sent over ExpressRoute with each route corresponding to a prefix in this VNET.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub bgp_communities: Option<status::VirtualNetworkBgpCommunities>,
     /// Indicates if encryption is enabled on virtual network and if VM without encryption is allowed in encrypted VNet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub encryption: Option<status::VirtualNetworkEncryption>,
     /// Array of IpAllocation which reference this VNET.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_allocations: Option<Vec<status::SubResource>>,
     /// A collection of references to flow log resources.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_logs: Option<Vec<status::FlowLog>>,
     /// Private Endpoint VNet Policies.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint_v_net_policies: Option<arm::PrivateEndpointVNetPolicies>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -489,14 +444,12 @@ impl From<&arm::VirtualNetwork> for VirtualNetworkStatus {
 }
 
 /// What the operator exports from a `VirtualNetwork` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct VirtualNetworkOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

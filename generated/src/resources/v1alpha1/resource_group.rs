@@ -17,8 +17,7 @@ pub struct ResourceGroup {
 }
 
 armgen_runtime::json_object! {
-    ResourceGroup { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read ResourceGroup { "metadata" => metadata (required), "spec" => spec (required), "status" => status }
 }
 
 impl ResourceGroup {
@@ -102,23 +101,17 @@ impl kube_core::Resource for ResourceGroup {
 }
 
 /// The desired state of a `ResourceGroup`: the writable properties of `Microsoft.Resources/resourceGroups`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceGroupSpec {
     /// The name of the resource in Azure. Defaults to `metadata.name`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_name: Option<String>,
     /// What the operator exports to Kubernetes Secrets and ConfigMaps once the resource is ready: declared exports to the `{name, key}` given, and CEL expressions over the resource. Not sent to Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_spec: Option<ResourceGroupOperatorSpec>,
     /// The location of the resource group. It cannot be changed after the resource group has been created. It must be one of the supported Azure locations.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// The ID of the resource that manages this resource group.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_by: Option<String>,
     /// The tags attached to the resource group.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
 }
 
@@ -161,41 +154,29 @@ impl ResourceGroupSpec {
 }
 
 /// The observed state of a `ResourceGroup`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceGroupStatus {
     /// Cluster API (v1beta2 contract): `provisioned` once the resource was first ready.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub initialization: Option<armgen_runtime::capi::Initialization>,
     /// Cluster API (v1beta1 contract): true once the resource was first ready.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ready: Option<bool>,
     /// The ID of the resource group.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource group.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource group.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The provisioning state.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// The location of the resource group. It cannot be changed after the resource group has been created. It must be one of the supported Azure locations.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// The ID of the resource that manages this resource group.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_by: Option<String>,
     /// The tags attached to the resource group.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The conditions of the resource; `Ready` says whether it is in sync with Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -234,14 +215,12 @@ impl From<&arm::ResourceGroup> for ResourceGroupStatus {
 }
 
 /// What the operator exports from a `ResourceGroup` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceGroupOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 
@@ -259,7 +238,9 @@ pub struct ResourceGroupTemplate {
     pub spec: ResourceGroupTemplateSpec,
 }
 
-armgen_runtime::json_object! { ResourceGroupTemplate {} required { "metadata" => metadata, "spec" => spec } }
+armgen_runtime::json_object! {
+    read ResourceGroupTemplate { "metadata" => metadata (required), "spec" => spec (required) }
+}
 
 impl ResourceGroupTemplate {
     /// The custom resource's `apiVersion`.
@@ -326,22 +307,21 @@ impl kube_core::Resource for ResourceGroupTemplate {
 }
 
 /// The desired state of a `ResourceGroupTemplate`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceGroupTemplateSpec {
     /// The template.
     pub template: ResourceGroupTemplateResource,
 }
 
-armgen_runtime::json_object! { ResourceGroupTemplateSpec {} required { "template" => template } }
+armgen_runtime::json_object! { ResourceGroupTemplateSpec { "template" => template (required) } }
 
 /// What a `ResourceGroup` made from the template gets.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceGroupTemplateResource {
     /// The labels and annotations of resources made from the template.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metadata: Option<armgen_runtime::capi::TemplateMetadata>,
     /// The spec of resources made from the template.
     pub spec: ResourceGroupSpec,
 }
 
-armgen_runtime::json_object! { ResourceGroupTemplateResource { "metadata" => metadata } required { "spec" => spec } }
+armgen_runtime::json_object! { ResourceGroupTemplateResource { "metadata" => metadata, "spec" => spec (required) } }

@@ -16,8 +16,11 @@ pub struct ResourceGroupExportTemplate {
 }
 
 armgen_runtime::json_object! {
-    ResourceGroupExportTemplate { "status" => status }
-    required { "metadata" => metadata, "spec" => spec }
+    read ResourceGroupExportTemplate {
+        "metadata" => metadata (required),
+        "spec" => spec (required),
+        "status" => status,
+    }
 }
 
 impl ResourceGroupExportTemplate {
@@ -101,20 +104,15 @@ impl kube_core::Resource for ResourceGroupExportTemplate {
 }
 
 /// The desired state of a `ResourceGroupExportTemplate`: the writable properties of `Microsoft.Resources/resourceGroups/exportTemplate`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceGroupExportTemplateSpec {
     /// The custom resource the action runs on, by `name`, in the same namespace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub owner: Option<armgen_runtime::kube::KnownOwner>,
     /// The IDs of the resources to filter the export by. To export all resources, supply an array with single entry '*'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resources: Option<Vec<String>>,
     /// The export template options. A CSV-formatted list containing zero or more of the following: 'IncludeParameterDefaultValue', 'IncludeComments', 'SkipResourceNameParameterization', 'SkipAllParameterization'
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub options: Option<String>,
     /// The output format for the exported resources.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub output_format: Option<arm::ExportTemplateOutputFormat>,
 }
 
@@ -163,26 +161,19 @@ impl ResourceGroupExportTemplateSpec {
 }
 
 /// The observed state of a `ResourceGroupExportTemplate`: what Azure returns, secrets excluded.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceGroupExportTemplateStatus {
     /// The response body of `POST …/exportTemplate`, once it succeeded.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub result: Option<status::ResourceGroupExportResult>,
     /// When the reconciler sent the request (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// When the action ended, in success or failure (RFC 3339).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end_time: Option<String>,
     /// ARM's error, when the action failed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<status::ErrorResponse>,
     /// The conditions of the action: `Succeeded` (`Unknown` while it runs), and `Ready` (`True` once it ended).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub conditions: Option<Vec<armgen_runtime::kube::Condition>>,
     /// What the operator records about its work: known differences, the operation in flight.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub operator_status: Option<armgen_runtime::kube::OperatorStatus>,
 }
 
@@ -211,14 +202,12 @@ impl From<&arm::ResourceGroupExportTemplate> for ResourceGroupExportTemplateStat
 }
 
 /// What the operator exports from a `ResourceGroupExportTemplate` to Secrets and ConfigMaps. Not sent to Azure.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct ResourceGroupExportTemplateOperatorSpec {
     /// Secret values computed by CEL expressions (`self`: the custom resource; `secret`: the Secret exports'
     /// values by name).
-    #[serde(rename = "secretExpressions", default, skip_serializing_if = "Option::is_none")]
     pub secret_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
     /// ConfigMap values computed by CEL expressions (`self`: the custom resource).
-    #[serde(rename = "configMapExpressions", default, skip_serializing_if = "Option::is_none")]
     pub config_map_expressions: Option<Vec<armgen_runtime::kube::ExportExpression>>,
 }
 

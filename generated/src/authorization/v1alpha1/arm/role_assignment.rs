@@ -28,35 +28,29 @@ armgen_runtime::open_enum! {
 /// Role Assignments
 ///
 /// Schema `RoleAssignment`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RoleAssignment {
     /// The role assignment ID.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The role assignment name.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The role assignment type.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Role assignment properties.
     pub properties: RoleAssignmentProperties,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    RoleAssignment { "id" => id, "name" => name, "type" => r#type }
-    required { "properties" => properties }
-    rest => unknown_fields
+    RoleAssignment { "id" => id, "name" => name, "type" => r#type, "properties" => properties (required) } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for RoleAssignment {
@@ -69,65 +63,54 @@ impl armgen_runtime::UnknownFields for RoleAssignment {
 /// Role assignment properties.
 ///
 /// Schema `RoleAssignmentProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RoleAssignmentProperties {
     /// The role assignment scope.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
     /// The role definition ID.
-    #[serde(rename = "roleDefinitionId")]
     pub role_definition_id: String,
     /// The principal ID.
-    #[serde(rename = "principalId")]
     pub principal_id: String,
     /// The principal type of the assigned principal ID.
     ///
     /// Default: `"User"`.
-    #[serde(rename = "principalType", default, skip_serializing_if = "Option::is_none")]
     pub principal_type: Option<PrincipalType>,
     /// Description of role assignment
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The conditions on the role assignment. This limits the resources it can be assigned to. e.g.: @Resource\[Microsoft.Storage/storageAccounts/blobServices/containers:ContainerName\] StringEqualsIgnoreCase 'foo_storage_container'
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub condition: Option<String>,
     /// Version of the condition. Currently the only accepted value is '2.0'
-    #[serde(rename = "conditionVersion", default, skip_serializing_if = "Option::is_none")]
     pub condition_version: Option<String>,
     /// Time it was created
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "createdOn", default, skip_serializing_if = "Option::is_none")]
     pub created_on: Option<String>,
     /// Time it was updated
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "updatedOn", default, skip_serializing_if = "Option::is_none")]
     pub updated_on: Option<String>,
     /// Id of the user who created the assignment
     ///
     /// Read-only.
-    #[serde(rename = "createdBy", default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
     /// Id of the user who updated the assignment
     ///
     /// Read-only.
-    #[serde(rename = "updatedBy", default, skip_serializing_if = "Option::is_none")]
     pub updated_by: Option<String>,
     /// Id of the delegated managed identity resource
-    #[serde(rename = "delegatedManagedIdentityResourceId", default, skip_serializing_if = "Option::is_none")]
     pub delegated_managed_identity_resource_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     RoleAssignmentProperties {
         "scope" => scope,
+        "roleDefinitionId" => role_definition_id (required),
+        "principalId" => principal_id (required),
         "principalType" => principal_type,
         "description" => description,
         "condition" => condition,
@@ -137,9 +120,7 @@ armgen_runtime::json_object! {
         "createdBy" => created_by,
         "updatedBy" => updated_by,
         "delegatedManagedIdentityResourceId" => delegated_managed_identity_resource_id,
-    }
-    required { "roleDefinitionId" => role_definition_id, "principalId" => principal_id }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for RoleAssignmentProperties {

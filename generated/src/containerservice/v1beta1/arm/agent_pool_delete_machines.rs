@@ -5,37 +5,31 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/agentPools/deleteMachines` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Runs the ARM action `deleteMachines` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/deleteMachines`) on a `AgentPool` once, and records its outcome.
 ///
 /// Schema `AgentPoolDeleteMachines`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolDeleteMachines {
     /// The request body of `POST …/deleteMachines`.
     ///
     /// Immutable after creation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<AgentPoolDeleteMachinesParameter>,
     /// When the reconciler sent the request (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "startTime", default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// When the action ended, in success or failure (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "endTime", default, skip_serializing_if = "Option::is_none")]
     pub end_time: Option<String>,
     /// ARM's error, when the action failed.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorDetail>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -45,8 +39,7 @@ armgen_runtime::json_object! {
         "startTime" => start_time,
         "endTime" => end_time,
         "error" => error,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolDeleteMachines {
@@ -60,21 +53,17 @@ impl armgen_runtime::UnknownFields for AgentPoolDeleteMachines {
 /// Specifies a list of machine names from the agent pool to be deleted.
 ///
 /// Schema `AgentPoolDeleteMachinesParameter`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolDeleteMachinesParameter {
     /// The agent pool machine names.
-    #[serde(rename = "machineNames")]
     pub machine_names: Vec<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    AgentPoolDeleteMachinesParameter {}
-    required { "machineNames" => machine_names }
-    rest => unknown_fields
+    AgentPoolDeleteMachinesParameter { "machineNames" => machine_names (required) } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolDeleteMachinesParameter {
@@ -86,25 +75,22 @@ impl armgen_runtime::UnknownFields for AgentPoolDeleteMachinesParameter {
 /// The resource management error additional info.
 ///
 /// Schema `ErrorAdditionalInfo`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ErrorAdditionalInfo {
     /// The additional info type.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The additional info.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub info: Option<serde_json::Value>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ErrorAdditionalInfo { "type" => r#type, "info" => info } rest => unknown_fields }
+armgen_runtime::json_object! { ErrorAdditionalInfo { "type" => r#type, "info" => info } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -115,36 +101,30 @@ impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
 /// The error detail.
 ///
 /// Schema `ErrorDetail`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ErrorDetail {
     /// The error code.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// The error message.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The error target.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// The error details.
     ///
     /// Read-only. Items are identified by `message`, `target`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<ErrorDetail>>,
     /// The error additional info.
     ///
     /// Read-only.
-    #[serde(rename = "additionalInfo", default, skip_serializing_if = "Option::is_none")]
     pub additional_info: Option<Vec<ErrorAdditionalInfo>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -155,8 +135,7 @@ armgen_runtime::json_object! {
         "target" => target,
         "details" => details,
         "additionalInfo" => additional_info,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ErrorDetail {

@@ -5,37 +5,31 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/resetServicePrincipalProfile` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Runs the ARM action `resetServicePrincipalProfile` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resetServicePrincipalProfile`) on a `ManagedCluster` once, and records its outcome.
 ///
 /// Schema `ManagedClusterResetServicePrincipalProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterResetServicePrincipalProfile {
     /// The request body of `POST …/resetServicePrincipalProfile`.
     ///
     /// Immutable after creation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<ManagedClusterServicePrincipalProfile>,
     /// When the reconciler sent the request (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "startTime", default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// When the action ended, in success or failure (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "endTime", default, skip_serializing_if = "Option::is_none")]
     pub end_time: Option<String>,
     /// ARM's error, when the action failed.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<CloudErrorBody>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -45,8 +39,7 @@ armgen_runtime::json_object! {
         "startTime" => start_time,
         "endTime" => end_time,
         "error" => error,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterResetServicePrincipalProfile {

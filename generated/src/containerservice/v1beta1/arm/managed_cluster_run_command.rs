@@ -5,47 +5,39 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/runCommand` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// The results of a run command
 ///
 /// Schema `CommandResultProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct CommandResultProperties {
     /// provisioning State
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// The exit code of the command
     ///
     /// Read-only. Format: `int32`.
-    #[serde(rename = "exitCode", default, skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     /// The time when the command started.
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "startedAt", default, skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
     /// The time when the command finished.
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "finishedAt", default, skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<String>,
     /// The command output.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub logs: Option<String>,
     /// An explanation of why provisioningState is set to failed (if so).
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -57,8 +49,7 @@ armgen_runtime::json_object! {
         "finishedAt" => finished_at,
         "logs" => logs,
         "reason" => reason,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for CommandResultProperties {
@@ -70,36 +61,30 @@ impl armgen_runtime::UnknownFields for CommandResultProperties {
 /// Runs the ARM action `runCommand` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/runCommand`) on a `ManagedCluster` once, and records its outcome.
 ///
 /// Schema `ManagedClusterRunCommand`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterRunCommand {
     /// The request body of `POST …/runCommand`.
     ///
     /// Immutable after creation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<RunCommandRequest>,
     /// The response body of `POST …/runCommand`, once it succeeded.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<RunCommandResult>,
     /// When the reconciler sent the request (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "startTime", default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// When the action ended, in success or failure (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "endTime", default, skip_serializing_if = "Option::is_none")]
     pub end_time: Option<String>,
     /// ARM's error, when the action failed.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<CloudErrorBody>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -110,8 +95,7 @@ armgen_runtime::json_object! {
         "startTime" => start_time,
         "endTime" => end_time,
         "error" => error,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterRunCommand {
@@ -126,28 +110,23 @@ impl armgen_runtime::UnknownFields for ManagedClusterRunCommand {
 /// A run command request
 ///
 /// Schema `RunCommandRequest`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunCommandRequest {
     /// The command to run.
     pub command: String,
     /// A base64 encoded zip file containing the files required by the command.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context: Option<String>,
     /// AuthToken issued for AKS AAD Server App.
     ///
     /// Secret: never returned by the service.
-    #[serde(rename = "clusterToken", default, skip_serializing_if = "Option::is_none")]
     pub cluster_token: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    RunCommandRequest { "context" => context, "clusterToken" => cluster_token }
-    required { "command" => command }
-    rest => unknown_fields
+    RunCommandRequest { "command" => command (required), "context" => context, "clusterToken" => cluster_token } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for RunCommandRequest {
@@ -159,23 +138,20 @@ impl armgen_runtime::UnknownFields for RunCommandRequest {
 /// run command result.
 ///
 /// Schema `RunCommandResult`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunCommandResult {
     /// The command id.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of command result.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<CommandResultProperties>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { RunCommandResult { "id" => id, "properties" => properties } rest => unknown_fields }
+armgen_runtime::json_object! { RunCommandResult { "id" => id, "properties" => properties } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for RunCommandResult {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {

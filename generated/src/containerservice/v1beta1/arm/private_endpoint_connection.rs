@@ -28,18 +28,16 @@ armgen_runtime::open_enum! {
 /// Private endpoint which a connection belongs to.
 ///
 /// Schema `PrivateEndpoint`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PrivateEndpoint {
     /// The resource ID of the private endpoint
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { PrivateEndpoint { "id" => id } rest => unknown_fields }
+armgen_runtime::json_object! { PrivateEndpoint { "id" => id } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for PrivateEndpoint {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -50,35 +48,29 @@ impl armgen_runtime::UnknownFields for PrivateEndpoint {
 /// A private endpoint connection
 ///
 /// Schema `PrivateEndpointConnection`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PrivateEndpointConnection {
     /// The ID of the private endpoint connection.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the private endpoint connection.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The resource type.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The properties of a private endpoint connection.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<PrivateEndpointConnectionProperties>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    PrivateEndpointConnection { "id" => id, "name" => name, "type" => r#type, "properties" => properties }
-    rest => unknown_fields
+    PrivateEndpointConnection { "id" => id, "name" => name, "type" => r#type, "properties" => properties } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for PrivateEndpointConnection {
@@ -91,22 +83,18 @@ impl armgen_runtime::UnknownFields for PrivateEndpointConnection {
 /// Properties of a private endpoint connection.
 ///
 /// Schema `PrivateEndpointConnectionProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PrivateEndpointConnectionProperties {
     /// The current provisioning state.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<PrivateEndpointConnectionProvisioningState>,
     /// The resource of private endpoint.
-    #[serde(rename = "privateEndpoint", default, skip_serializing_if = "Option::is_none")]
     pub private_endpoint: Option<PrivateEndpoint>,
     /// A collection of information about the state of the connection between service consumer and provider.
-    #[serde(rename = "privateLinkServiceConnectionState")]
     pub private_link_service_connection_state: PrivateLinkServiceConnectionState,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -114,9 +102,8 @@ armgen_runtime::json_object! {
     PrivateEndpointConnectionProperties {
         "provisioningState" => provisioning_state,
         "privateEndpoint" => private_endpoint,
-    }
-    required { "privateLinkServiceConnectionState" => private_link_service_connection_state }
-    rest => unknown_fields
+        "privateLinkServiceConnectionState" => private_link_service_connection_state (required),
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for PrivateEndpointConnectionProperties {
@@ -152,23 +139,19 @@ armgen_runtime::open_enum! {
 /// The state of a private link service connection.
 ///
 /// Schema `PrivateLinkServiceConnectionState`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PrivateLinkServiceConnectionState {
     /// The private link service connection status.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ConnectionStatus>,
     /// The private link service connection description.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    PrivateLinkServiceConnectionState { "status" => status, "description" => description }
-    rest => unknown_fields
+    PrivateLinkServiceConnectionState { "status" => status, "description" => description } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for PrivateLinkServiceConnectionState {

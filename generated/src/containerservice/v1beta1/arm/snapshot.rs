@@ -11,41 +11,34 @@ use std::collections::BTreeMap;
 /// A node pool snapshot resource.
 ///
 /// Schema `Snapshot`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Snapshot {
     /// Fully qualified resource ID for the resource. E.g. "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}"
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
     ///
     /// Read-only.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
     pub system_data: Option<SystemData>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
     ///
     /// Immutable after creation.
     pub location: String,
     /// Properties of a snapshot.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<SnapshotProperties>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -56,10 +49,9 @@ armgen_runtime::json_object! {
         "type" => r#type,
         "systemData" => system_data,
         "tags" => tags,
+        "location" => location (required),
         "properties" => properties,
-    }
-    required { "location" => location }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for Snapshot {
@@ -73,43 +65,34 @@ impl armgen_runtime::UnknownFields for Snapshot {
 /// Properties used to configure a node pool snapshot.
 ///
 /// Schema `SnapshotProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SnapshotProperties {
     /// CreationData to be used to specify the source agent pool resource ID to create this snapshot.
-    #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<CreationData>,
     /// Default: `"NodePool"`.
-    #[serde(rename = "snapshotType", default, skip_serializing_if = "Option::is_none")]
     pub snapshot_type: Option<SnapshotType>,
     /// The version of Kubernetes.
     ///
     /// Read-only.
-    #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// The version of node image.
     ///
     /// Read-only.
-    #[serde(rename = "nodeImageVersion", default, skip_serializing_if = "Option::is_none")]
     pub node_image_version: Option<String>,
     /// Read-only. Default: `"Linux"`.
-    #[serde(rename = "osType", default, skip_serializing_if = "Option::is_none")]
     pub os_type: Option<OsType>,
     /// Read-only.
-    #[serde(rename = "osSku", default, skip_serializing_if = "Option::is_none")]
     pub os_sku: Option<Ossku>,
     /// The size of the VM.
     ///
     /// Read-only.
-    #[serde(rename = "vmSize", default, skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
     /// Whether to use a FIPS-enabled OS.
     ///
     /// Read-only.
-    #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -123,8 +106,7 @@ armgen_runtime::json_object! {
         "osSku" => os_sku,
         "vmSize" => vm_size,
         "enableFIPS" => enable_fips,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for SnapshotProperties {

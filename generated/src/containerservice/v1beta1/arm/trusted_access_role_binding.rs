@@ -11,39 +11,38 @@ use std::collections::BTreeMap;
 /// Defines binding between a resource and role
 ///
 /// Schema `TrustedAccessRoleBinding`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TrustedAccessRoleBinding {
     /// Fully qualified resource ID for the resource. E.g. "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}"
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
     ///
     /// Read-only.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
     pub system_data: Option<SystemData>,
     pub properties: TrustedAccessRoleBindingProperties,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    TrustedAccessRoleBinding { "id" => id, "name" => name, "type" => r#type, "systemData" => system_data }
-    required { "properties" => properties }
-    rest => unknown_fields
+    TrustedAccessRoleBinding {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "properties" => properties (required),
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for TrustedAccessRoleBinding {
@@ -57,30 +56,29 @@ impl armgen_runtime::UnknownFields for TrustedAccessRoleBinding {
 /// Properties for trusted access role binding
 ///
 /// Schema `TrustedAccessRoleBindingProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TrustedAccessRoleBindingProperties {
     /// The current provisioning state of trusted access role binding.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<TrustedAccessRoleBindingProvisioningState>,
     /// The ARM resource ID of source resource that trusted access is configured for.
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "sourceResourceId")]
     pub source_resource_id: String,
     /// A list of roles to bind, each item is a resource type qualified role name. For example: 'Microsoft.MachineLearningServices/workspaces/reader'.
     pub roles: Vec<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    TrustedAccessRoleBindingProperties { "provisioningState" => provisioning_state }
-    required { "sourceResourceId" => source_resource_id, "roles" => roles }
-    rest => unknown_fields
+    TrustedAccessRoleBindingProperties {
+        "provisioningState" => provisioning_state,
+        "sourceResourceId" => source_resource_id (required),
+        "roles" => roles (required),
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for TrustedAccessRoleBindingProperties {

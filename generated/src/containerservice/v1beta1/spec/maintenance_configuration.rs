@@ -7,17 +7,13 @@
 use super::*;
 use super::super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver, required};
-use serde::Serialize;
 
 /// For schedules like: 'recur every month on the 15th' or 'recur every 3 months on the 20th'.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AbsoluteMonthlySchedule {
     /// Specifies the number of months between each set of occurrences.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_months: Option<i32>,
     /// The date of the month.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub day_of_month: Option<i32>,
 }
 
@@ -52,11 +48,9 @@ impl AbsoluteMonthlySchedule {
 }
 
 /// For schedules like: 'recur every day' or 'recur every 3 days'.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DailySchedule {
     /// Specifies the number of days between each set of occurrences.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_days: Option<i32>,
 }
 
@@ -83,14 +77,11 @@ impl DailySchedule {
 }
 
 /// For example, between '2022-12-23' and '2023-01-05'.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DateSpan {
     /// The start date of the date span.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<String>,
     /// The end date of the date span.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<String>,
 }
 
@@ -119,26 +110,19 @@ impl DateSpan {
 }
 
 /// Maintenance window used to configure scheduled auto-upgrade for a Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MaintenanceWindow {
     /// Recurrence schedule for the maintenance window.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub schedule: Option<Schedule>,
     /// Length of maintenance window range from 4 to 24 hours.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_hours: Option<i32>,
     /// The UTC offset in format +/-HH:mm. For example, '+05:30' for IST and '-07:00' for PST. If not specified, the default is '+00:00'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub utc_offset: Option<String>,
     /// The date the maintenance window activates. If the current date is before this date, the maintenance window is inactive and will not be used for upgrades. If not specified, the maintenance window will be active right away.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start_date: Option<String>,
     /// The start time of the maintenance window. Accepted values are from '00:00' to '23:59'. 'utcOffset' applies to this field. For example: '02:00' with 'utcOffset: +02:00' means UTC time '00:00'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// Date ranges on which upgrade is not allowed. 'utcOffset' applies to this field. For example, with 'utcOffset: +02:00' and 'dateSpan' being '2022-12-23' to '2023-01-03', maintenance will be blocked from '2022-12-22 22:00' to '2023-01-03 22:00' in UTC time.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub not_allowed_dates: Option<Vec<DateSpan>>,
 }
 
@@ -188,17 +172,13 @@ impl MaintenanceWindow {
 }
 
 /// For schedules like: 'recur every month on the first Monday' or 'recur every 3 months on last Friday'.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RelativeMonthlySchedule {
     /// Specifies the number of months between each set of occurrences.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_months: Option<i32>,
     /// Specifies on which week of the month the dayOfWeek applies.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub week_index: Option<arm::Type>,
     /// Specifies on which day of the week the maintenance occurs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub day_of_week: Option<arm::WeekDay>,
 }
 
@@ -239,16 +219,11 @@ impl RelativeMonthlySchedule {
 }
 
 /// One and only one of the schedule types should be specified. Choose either 'daily', 'weekly', 'absoluteMonthly' or 'relativeMonthly' for your maintenance schedule.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Schedule {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub daily: Option<DailySchedule>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub weekly: Option<WeeklySchedule>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub absolute_monthly: Option<AbsoluteMonthlySchedule>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub relative_monthly: Option<RelativeMonthlySchedule>,
 }
 
@@ -288,14 +263,11 @@ impl Schedule {
 }
 
 /// Time in a week.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TimeInWeek {
     /// The day of the week.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub day: Option<arm::WeekDay>,
     /// Each integer hour represents a time range beginning at 0m after the hour ending at the next hour (non-inclusive). 0 corresponds to 00:00 UTC, 23 corresponds to 23:00 UTC. Specifying \[0, 1\] means the 00:00 - 02:00 UTC time range.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub hour_slots: Option<Vec<i32>>,
 }
 
@@ -324,14 +296,11 @@ impl TimeInWeek {
 }
 
 /// For example, between 2021-05-25T13:00:00Z and 2021-05-25T14:00:00Z.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TimeSpan {
     /// The start of a time span
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub start: Option<String>,
     /// The end of a time span
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub end: Option<String>,
 }
 
@@ -360,14 +329,11 @@ impl TimeSpan {
 }
 
 /// For schedules like: 'recur every Monday' or 'recur every 3 weeks on Wednesday'.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct WeeklySchedule {
     /// Specifies the number of weeks between each set of occurrences.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_weeks: Option<i32>,
     /// Specifies on which day of the week the maintenance occurs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub day_of_week: Option<arm::WeekDay>,
 }
 

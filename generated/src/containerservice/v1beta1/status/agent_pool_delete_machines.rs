@@ -6,17 +6,13 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::Serialize;
 
 /// The resource management error additional info.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ErrorAdditionalInfo {
     /// The additional info type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The additional info.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub info: Option<serde_json::Value>,
 }
 
@@ -32,23 +28,17 @@ impl From<&arm::ErrorAdditionalInfo> for ErrorAdditionalInfo {
 }
 
 /// The error detail.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ErrorDetail {
     /// The error code.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// The error message.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The error target.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// The error details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<ErrorDetail>>,
     /// The error additional info.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub additional_info: Option<Vec<ErrorAdditionalInfo>>,
 }
 

@@ -6,19 +6,14 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AdvancedNetworking {
     /// Indicates the enablement of Advanced Networking functionalities of observability and security on AKS clusters. When this is set to true, all observability and security features will be set to enabled unless explicitly disabled. If not specified, the default is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub observability: Option<AdvancedNetworkingObservability>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub security: Option<AdvancedNetworkingSecurity>,
 }
 
@@ -37,11 +32,9 @@ impl From<&arm::AdvancedNetworking> for AdvancedNetworking {
 }
 
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AdvancedNetworkingObservability {
     /// Indicates the enablement of Advanced Networking observability functionalities on clusters.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -54,11 +47,9 @@ impl From<&arm::AdvancedNetworkingObservability> for AdvancedNetworkingObservabi
 }
 
 /// Security profile to enable security features on cilium based cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AdvancedNetworkingSecurity {
     /// This feature allows user to configure network policy based on DNS (FQDN) names. It can be enabled only on cilium based clusters. If not specified, the default is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -71,20 +62,15 @@ impl From<&arm::AdvancedNetworkingSecurity> for AdvancedNetworkingSecurity {
 }
 
 /// The list of available versions for an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolAvailableVersions {
     /// The ID of the agent pool version list.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the agent pool version list.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Type of the agent pool version list.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Properties of agent pool available versions.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<AgentPoolAvailableVersionsProperties>,
 }
 
@@ -107,11 +93,9 @@ impl From<&arm::AgentPoolAvailableVersions> for AgentPoolAvailableVersions {
 }
 
 /// The list of available agent pool versions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolAvailableVersionsProperties {
     /// List of versions available for agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_pool_versions: Option<Vec<AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem>>,
 }
 
@@ -130,17 +114,13 @@ impl From<&arm::AgentPoolAvailableVersionsProperties> for AgentPoolAvailableVers
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
     /// Whether this version is the default agent pool version.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default: Option<bool>,
     /// The Kubernetes version (major.minor.patch).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// Whether Kubernetes version is currently in preview.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub is_preview: Option<bool>,
 }
 
@@ -164,20 +144,15 @@ for AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
 }
 
 /// Azure Key Vault key management service settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AzureKeyVaultKms {
     /// Whether to enable Azure Key Vault key management service. The default is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Identifier of Azure Key Vault key. See [key identifier format](<https://docs.microsoft.com/en-us/azure/key-vault/general/about-keys-secrets-certificates#vault-name-and-object-name>) for more details. When Azure Key Vault key management service is enabled, this field is required and must be a valid key identifier. When Azure Key Vault key management service is disabled, leave the field empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_id: Option<String>,
     /// Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_vault_network_access: Option<arm::KeyVaultNetworkAccessTypes>,
     /// Resource ID of key vault. When keyVaultNetworkAccess is `Private`, this field is required and must be a valid resource ID. When keyVaultNetworkAccess is `Public`, leave the field empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_vault_resource_id: Option<String>,
 }
 
@@ -202,11 +177,9 @@ impl From<&arm::AzureKeyVaultKms> for AzureKeyVaultKms {
 }
 
 /// Settings for upgrading a cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ClusterUpgradeSettings {
     /// Settings for overrides.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub override_settings: Option<UpgradeOverrideSettings>,
 }
 
@@ -221,14 +194,11 @@ impl From<&arm::ClusterUpgradeSettings> for ClusterUpgradeSettings {
 }
 
 /// Profile for Linux VMs in the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContainerServiceLinuxProfile {
     /// The administrator username to use for Linux VMs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_username: Option<String>,
     /// The SSH configuration for Linux-based VMs running on Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ssh: Option<ContainerServiceSshConfiguration>,
 }
 
@@ -247,55 +217,38 @@ impl From<&arm::ContainerServiceLinuxProfile> for ContainerServiceLinuxProfile {
 }
 
 /// Profile of network configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContainerServiceNetworkProfile {
     /// Network plugin used for building the Kubernetes network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_plugin: Option<arm::NetworkPlugin>,
     /// The mode the network plugin should use.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_plugin_mode: Option<arm::NetworkPluginMode>,
     /// Network policy used for building the Kubernetes network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_policy: Option<arm::NetworkPolicy>,
     /// This cannot be specified if networkPlugin is anything other than 'azure'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_mode: Option<arm::NetworkMode>,
     /// Network dataplane used in the Kubernetes cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_dataplane: Option<arm::NetworkDataplane>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub advanced_networking: Option<AdvancedNetworking>,
     /// A CIDR notation IP range from which to assign pod IPs when kubenet is used.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_cidr: Option<String>,
     /// A CIDR notation IP range from which to assign service cluster IPs. It must not overlap with any Subnet IP ranges.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_cidr: Option<String>,
     /// An IP address assigned to the Kubernetes DNS service. It must be within the Kubernetes service address range specified in serviceCidr.
-    #[serde(rename = "dnsServiceIP", skip_serializing_if = "Option::is_none")]
     pub dns_service_ip: Option<String>,
     /// This can only be set at cluster creation time and cannot be changed later. For more information see [egress outbound type](<https://docs.microsoft.com/azure/aks/egress-outboundtype>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub outbound_type: Option<arm::OutboundType>,
     /// The default is 'standard'. See [Azure Load Balancer SKUs](<https://docs.microsoft.com/azure/load-balancer/skus>) for more information about the differences between load balancer SKUs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub load_balancer_sku: Option<arm::LoadBalancerSku>,
     /// Profile of the cluster load balancer.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub load_balancer_profile: Option<ManagedClusterLoadBalancerProfile>,
     /// Profile of the cluster NAT gateway.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nat_gateway_profile: Option<ManagedClusterNatGatewayProfile>,
     /// One IPv4 CIDR is expected for single-stack networking. Two CIDRs, one for each IP family (IPv4/IPv6), is expected for dual-stack networking.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_cidrs: Option<Vec<String>>,
     /// One IPv4 CIDR is expected for single-stack networking. Two CIDRs, one for each IP family (IPv4/IPv6), is expected for dual-stack networking. They must not overlap with any Subnet IP ranges.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_cidrs: Option<Vec<String>>,
     /// IP families are used to determine single-stack or dual-stack clusters. For single-stack, the expected value is IPv4. For dual-stack, the expected values are IPv4 and IPv6.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_families: Option<Vec<arm::IpFamily>>,
 }
 
@@ -344,11 +297,9 @@ impl From<&arm::ContainerServiceNetworkProfile> for ContainerServiceNetworkProfi
 }
 
 /// SSH configuration for Linux-based VMs running on Azure.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContainerServiceSshConfiguration {
     /// The list of SSH public keys used to authenticate with Linux-based VMs. A maximum of 1 key may be specified.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_keys: Option<Vec<ContainerServiceSshPublicKey>>,
 }
 
@@ -366,11 +317,9 @@ impl From<&arm::ContainerServiceSshConfiguration> for ContainerServiceSshConfigu
 }
 
 /// Contains information about SSH certificate public key data.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContainerServiceSshPublicKey {
     /// Certificate public key used to authenticate with VMs through SSH. The certificate must be in PEM format with or without headers.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_data: Option<String>,
 }
 
@@ -385,20 +334,15 @@ impl From<&arm::ContainerServiceSshPublicKey> for ContainerServiceSshPublicKey {
 }
 
 /// Delegated resource properties - internal use only.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DelegatedResource {
     /// The ARM resource id of the delegated resource - internal use only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
     /// The tenant id of the delegated resource - internal use only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// The delegation id of the referral delegation (optional) - internal use only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub referral_resource: Option<String>,
     /// The source resource location - internal use only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
 }
 
@@ -423,14 +367,11 @@ impl From<&arm::DelegatedResource> for DelegatedResource {
 }
 
 /// The complex type of the extended location.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ExtendedLocation {
     /// The name of the extended location.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the extended location.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ExtendedLocationType>,
 }
 
@@ -446,10 +387,8 @@ impl From<&arm::ExtendedLocation> for ExtendedLocation {
 }
 
 /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioCertificateAuthority {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin: Option<IstioPluginCertificateAuthority>,
 }
 
@@ -464,14 +403,11 @@ impl From<&arm::IstioCertificateAuthority> for IstioCertificateAuthority {
 }
 
 /// Istio components configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioComponents {
     /// Istio ingress gateways.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ingress_gateways: Option<Vec<IstioIngressGateway>>,
     /// Istio egress gateways.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub egress_gateways: Option<Vec<IstioEgressGateway>>,
 }
 
@@ -489,11 +425,9 @@ impl From<&arm::IstioComponents> for IstioComponents {
 }
 
 /// Istio egress gateway configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioEgressGateway {
     /// Whether to enable the egress gateway.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -506,14 +440,11 @@ impl From<&arm::IstioEgressGateway> for IstioEgressGateway {
 }
 
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioIngressGateway {
     /// Mode of an ingress gateway.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::IstioIngressGatewayMode>,
     /// Whether to enable the ingress gateway.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -529,23 +460,17 @@ impl From<&arm::IstioIngressGateway> for IstioIngressGateway {
 }
 
 /// Plugin certificates information for Service Mesh.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioPluginCertificateAuthority {
     /// The resource ID of the Key Vault.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_vault_id: Option<String>,
     /// Intermediate certificate object name in Azure Key Vault.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cert_object_name: Option<String>,
     /// Intermediate certificate private key object name in Azure Key Vault.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_object_name: Option<String>,
     /// Root certificate object name in Azure Key Vault.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub root_cert_object_name: Option<String>,
     /// Certificate chain object name in Azure Key Vault.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cert_chain_object_name: Option<String>,
 }
 
@@ -572,15 +497,11 @@ impl From<&arm::IstioPluginCertificateAuthority> for IstioPluginCertificateAutho
 }
 
 /// Istio service mesh configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioServiceMesh {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub components: Option<IstioComponents>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub certificate_authority: Option<IstioCertificateAuthority>,
     /// The list of revisions of the Istio control plane. When an upgrade is not in progress, this holds one value. When canary upgrade is in progress, this can only hold two consecutive values. For more information, see: <https://learn.microsoft.com/en-us/azure/aks/istio-upgrade>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub revisions: Option<Vec<String>>,
 }
 
@@ -603,26 +524,19 @@ impl From<&arm::IstioServiceMesh> for IstioServiceMesh {
 }
 
 /// For more details see [managed AAD on AKS](<https://docs.microsoft.com/azure/aks/managed-aad>).
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAadProfile {
     /// Whether to enable managed AAD.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed: Option<bool>,
     /// Whether to enable Azure RBAC for Kubernetes authorization.
-    #[serde(rename = "enableAzureRBAC", skip_serializing_if = "Option::is_none")]
     pub enable_azure_rbac: Option<bool>,
     /// The list of AAD group object IDs that will have admin role of the cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_group_object_i_ds: Option<Vec<String>>,
     /// (DEPRECATED) The client AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(rename = "clientAppID", skip_serializing_if = "Option::is_none")]
     pub client_app_id: Option<String>,
     /// (DEPRECATED) The server AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(rename = "serverAppID", skip_serializing_if = "Option::is_none")]
     pub server_app_id: Option<String>,
     /// The AAD tenant ID to use for authentication. If not specified, will use the tenant of the deployment subscription.
-    #[serde(rename = "tenantID", skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
 }
 
@@ -651,17 +565,13 @@ impl From<&arm::ManagedClusterAadProfile> for ManagedClusterAadProfile {
 }
 
 /// A Kubernetes add-on profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAddonProfile {
     /// Whether the add-on is enabled or not.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Key-value pairs for configuring an add-on.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<BTreeMap<String, String>>,
     /// Information of user assigned identity used by this add-on.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<UserAssignedIdentity>,
 }
 
@@ -680,138 +590,91 @@ impl From<&arm::ManagedClusterAddonProfile> for ManagedClusterAddonProfile {
 }
 
 /// Profile for the container service agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAgentPoolProfile {
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: <https://docs.microsoft.com/azure/aks/quotas-skus-regions>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
-    #[serde(rename = "osDiskSizeGB", skip_serializing_if = "Option::is_none")]
     pub os_disk_size_gb: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<arm::OsDiskType>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_disk_type: Option<arm::KubeletDiskType>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_runtime: Option<arm::WorkloadRuntime>,
     /// If this is not specified, a VNET and subnet will be generated and used. If no podSubnetID is specified, this applies to nodes and pods, otherwise it applies to just nodes. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "vnetSubnetID", skip_serializing_if = "Option::is_none")]
     pub vnet_subnet_id: Option<String>,
     /// If omitted, pod IPs are statically assigned on the node subnet (see vnetSubnetID for more details). This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "podSubnetID", skip_serializing_if = "Option::is_none")]
     pub pod_subnet_id: Option<String>,
     /// The maximum number of pods that can run on a node.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_pods: Option<i32>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_type: Option<arm::OsType>,
-    #[serde(rename = "osSKU", skip_serializing_if = "Option::is_none")]
     pub os_sku: Option<arm::Ossku>,
     /// The maximum number of nodes for auto-scaling
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_count: Option<i32>,
     /// The minimum number of nodes for auto-scaling
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// Whether to enable auto-scaler
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_auto_scaling: Option<bool>,
     /// This also effects the cluster autoscaler behavior. If not specified, it defaults to Delete.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_down_mode: Option<arm::ScaleDownMode>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::AgentPoolType>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::AgentPoolMode>,
     /// Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub orchestrator_version: Option<String>,
     /// If orchestratorVersion is a fully specified version &lt;major.minor.patch&gt;, this field will be exactly equal to it. If orchestratorVersion is &lt;major.minor&gt;, this field will contain the full &lt;major.minor.patch&gt; version being used.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub current_orchestrator_version: Option<String>,
     /// The version of node image
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_image_version: Option<String>,
     /// Settings for upgrading the agentpool
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<AgentPoolUpgradeSettings>,
     /// The current deployment or provisioning state.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// When an Agent Pool is first created it is initially Running. The Agent Pool can be stopped by setting this field to Stopped. A stopped Agent Pool stops all of its VMs and does not accrue billing charges. An Agent Pool can only be stopped if it is Running and provisioning state is Succeeded
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub power_state: Option<PowerState>,
     /// The list of Availability zones to use for nodes. This can only be specified if the AgentPoolType property is 'VirtualMachineScaleSets'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<String>>,
     /// Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
-    #[serde(rename = "enableNodePublicIP", skip_serializing_if = "Option::is_none")]
     pub enable_node_public_ip: Option<bool>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/publicIPPrefixes/{publicIPPrefixName}
-    #[serde(rename = "nodePublicIPPrefixID", skip_serializing_if = "Option::is_none")]
     pub node_public_ip_prefix_id: Option<String>,
     /// The Virtual Machine Scale Set priority. If not specified, the default is 'Regular'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_priority: Option<arm::ScaleSetPriority>,
     /// This cannot be specified unless the scaleSetPriority is 'Spot'. If not specified, the default is 'Delete'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_eviction_policy: Option<arm::ScaleSetEvictionPolicy>,
     /// Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spot_max_price: Option<f64>,
     /// The tags to be persisted on the agent pool virtual machine scale set.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The node labels to be persisted across all nodes in agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_labels: Option<BTreeMap<String, String>>,
     /// The taints added to new nodes during node pool create and scale. For example, key=value:NoSchedule.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
-    #[serde(rename = "proximityPlacementGroupID", skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<String>,
     /// The Kubelet configuration on the agent pool nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_config: Option<KubeletConfig>,
     /// The OS configuration of Linux agent nodes.
-    #[serde(rename = "linuxOSConfig", skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<LinuxOsConfig>,
     /// This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_encryption_at_host: Option<bool>,
     /// Whether to enable UltraSSD
-    #[serde(rename = "enableUltraSSD", skip_serializing_if = "Option::is_none")]
     pub enable_ultra_ssd: Option<bool>,
     /// See [Add a FIPS-enabled node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview>) for more details.
-    #[serde(rename = "enableFIPS", skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_instance_profile: Option<arm::GpuInstanceProfile>,
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<CreationData>,
     /// AKS will associate the specified agent pool with the Capacity Reservation Group.
-    #[serde(rename = "capacityReservationGroupID", skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<String>,
     /// This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
-    #[serde(rename = "hostGroupID", skip_serializing_if = "Option::is_none")]
     pub host_group_id: Option<String>,
     /// Network-related settings of an agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_profile: Option<AgentPoolNetworkProfile>,
     /// The Windows agent pool's specific profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<AgentPoolWindowsProfile>,
     /// The security settings of an agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<AgentPoolSecurityProfile>,
     /// Windows agent pool names must be 6 characters or less.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
 
@@ -920,23 +783,17 @@ impl From<&arm::ManagedClusterAgentPoolProfile> for ManagedClusterAgentPoolProfi
 }
 
 /// Access profile for managed cluster API server.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterApiServerAccessProfile {
     /// IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see [API server authorized IP ranges](<https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges>).
-    #[serde(rename = "authorizedIPRanges", skip_serializing_if = "Option::is_none")]
     pub authorized_ip_ranges: Option<Vec<String>>,
     /// For more details, see [Creating a private AKS cluster](<https://docs.microsoft.com/azure/aks/private-clusters>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster: Option<bool>,
     /// The default is System. For more details see [configure private DNS zone](<https://docs.microsoft.com/azure/aks/private-clusters#configure-private-dns-zone>). Allowed values are 'system' and 'none'.
-    #[serde(rename = "privateDNSZone", skip_serializing_if = "Option::is_none")]
     pub private_dns_zone: Option<String>,
     /// Whether to create additional public FQDN for private cluster or not.
-    #[serde(rename = "enablePrivateClusterPublicFQDN", skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster_public_fqdn: Option<bool>,
     /// Whether to disable run command for the cluster or not.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_run_command: Option<bool>,
 }
 
@@ -963,14 +820,11 @@ impl From<&arm::ManagedClusterApiServerAccessProfile> for ManagedClusterApiServe
 }
 
 /// Auto upgrade profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAutoUpgradeProfile {
     /// For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_channel: Option<arm::UpgradeChannel>,
     /// Manner in which the OS on your nodes is updated. The default is NodeImage.
-    #[serde(rename = "nodeOSUpgradeChannel", skip_serializing_if = "Option::is_none")]
     pub node_os_upgrade_channel: Option<arm::NodeOsUpgradeChannel>,
 }
 
@@ -991,10 +845,8 @@ impl From<&arm::ManagedClusterAutoUpgradeProfile> for ManagedClusterAutoUpgradeP
 }
 
 /// Azure Monitor addon profiles for monitoring the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfile {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics: Option<ManagedClusterAzureMonitorProfileMetrics>,
 }
 
@@ -1009,14 +861,11 @@ impl From<&arm::ManagedClusterAzureMonitorProfile> for ManagedClusterAzureMonito
 }
 
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// Comma-separated list of additional Kubernetes label keys that will be used in the resource's labels metric (Example: 'namespaces=\[k8s-label-1,k8s-label-n,...\],pods=\[app\],...'). By default the metric contains only resource name and namespace labels.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metric_labels_allowlist: Option<String>,
     /// Comma-separated list of Kubernetes annotation keys that will be used in the resource's labels metric (Example: 'namespaces=\[kubernetes.io/team,...\],pods=\[kubernetes.io/team\],...'). By default the metric contains only resource name and namespace labels.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metric_annotations_allow_list: Option<String>,
 }
 
@@ -1038,13 +887,10 @@ for ManagedClusterAzureMonitorProfileKubeStateMetrics {
 }
 
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// Whether to enable or disable the Azure Managed Prometheus addon for Prometheus monitoring. See aka.ms/AzureManagedPrometheus-aks-enable for details on enabling and disabling.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kube_state_metrics: Option<ManagedClusterAzureMonitorProfileKubeStateMetrics>,
 }
 
@@ -1065,11 +911,9 @@ impl From<&arm::ManagedClusterAzureMonitorProfileMetrics> for ManagedClusterAzur
 }
 
 /// The cost analysis configuration for the cluster
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterCostAnalysis {
     /// The Managed Cluster sku.tier must be set to 'Standard' or 'Premium' to enable this feature. Enabling this will add Kubernetes Namespace and Deployment details to the Cost Analysis views in the Azure portal. If not specified, the default is false. For more information see aka.ms/aks/docs/cost-analysis.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -1082,20 +926,15 @@ impl From<&arm::ManagedClusterCostAnalysis> for ManagedClusterCostAnalysis {
 }
 
 /// Cluster HTTP proxy configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterHttpProxyConfig {
     /// The HTTP proxy server endpoint to use.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub http_proxy: Option<String>,
     /// The HTTPS proxy server endpoint to use.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub https_proxy: Option<String>,
     /// The endpoints that should not go through proxy.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub no_proxy: Option<Vec<String>>,
     /// Alternative CA cert to use for connecting to proxy servers.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub trusted_ca: Option<String>,
 }
 
@@ -1120,23 +959,17 @@ impl From<&arm::ManagedClusterHttpProxyConfig> for ManagedClusterHttpProxyConfig
 }
 
 /// Identity for the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterIdentity {
     /// The principal id of the system assigned identity which is used by master components.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// The tenant id of the system assigned identity which is used by master components.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// For more information see [use managed identities in AKS](<https://docs.microsoft.com/azure/aks/use-managed-identity>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ResourceIdentityType>,
     /// The delegated identity resources assigned to this managed cluster. This can only be set by another Azure Resource Provider, and managed cluster only accept one delegated identity resource. Internal use only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub delegated_resources: Option<BTreeMap<String, DelegatedResource>>,
     /// The keys must be ARM resource IDs in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<BTreeMap<String, ManagedClusterIdentityUserAssignedIdentitiesValue>>,
 }
 
@@ -1178,14 +1011,11 @@ impl From<&arm::ManagedClusterIdentity> for ManagedClusterIdentity {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterIdentityUserAssignedIdentitiesValue {
     /// The principal id of user assigned identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// The client id of user assigned identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
 }
 
@@ -1204,11 +1034,9 @@ for ManagedClusterIdentityUserAssignedIdentitiesValue {
 }
 
 /// Ingress profile for the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterIngressProfile {
     /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at <https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default>.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub web_app_routing: Option<ManagedClusterIngressProfileWebAppRouting>,
 }
 
@@ -1223,17 +1051,13 @@ impl From<&arm::ManagedClusterIngressProfile> for ManagedClusterIngressProfile {
 }
 
 /// Application Routing add-on settings for the ingress profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterIngressProfileWebAppRouting {
     /// Whether to enable the Application Routing add-on.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Resource IDs of the DNS zones to be associated with the Application Routing add-on. Used only when Application Routing add-on is enabled. Public and private DNS zones can be in different resource groups, but all public DNS zones must be in the same resource group and all private DNS zones must be in the same resource group.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_zone_resource_ids: Option<Vec<String>>,
     /// Managed identity of the Application Routing add-on. This is the identity that should be granted permissions, for example, to manage the associated Azure DNS resource and get certificates from Azure Key Vault. See [this overview of the add-on](<https://learn.microsoft.com/en-us/azure/aks/web-app-routing?tabs=with-osm>) for more instructions.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<UserAssignedIdentity>,
 }
 
@@ -1256,32 +1080,23 @@ impl From<&arm::ManagedClusterIngressProfileWebAppRouting> for ManagedClusterIng
 }
 
 /// Profile of the managed cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_outbound_i_ps: Option<ManagedClusterLoadBalancerProfileManagedOutboundIPs>,
     /// Desired outbound IP Prefix resources for the cluster load balancer.
-    #[serde(rename = "outboundIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub outbound_ip_prefixes: Option<ManagedClusterLoadBalancerProfileOutboundIpPrefixes>,
     /// Desired outbound IP resources for the cluster load balancer.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub outbound_i_ps: Option<ManagedClusterLoadBalancerProfileOutboundIPs>,
     /// The effective outbound IP resources of the cluster load balancer.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub effective_outbound_i_ps: Option<Vec<ResourceReference>>,
     /// The desired number of allocated SNAT ports per VM. Allowed values are in the range of 0 to 64000 (inclusive). The default value is 0 which results in Azure dynamically allocating ports.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocated_outbound_ports: Option<i32>,
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 30 minutes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
     /// Enable multiple standard load balancers per AKS cluster or not.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_multiple_standard_load_balancers: Option<bool>,
     /// The type of the managed inbound Load Balancer BackendPool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub backend_pool_type: Option<arm::BackendPoolType>,
 }
 
@@ -1323,14 +1138,11 @@ impl From<&arm::ManagedClusterLoadBalancerProfile> for ManagedClusterLoadBalance
 }
 
 /// Desired managed outbound IPs for the cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The desired number of IPv4 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// The desired number of IPv6 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 0 for single-stack and 1 for dual-stack.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count_i_pv6: Option<i32>,
 }
 
@@ -1349,11 +1161,9 @@ for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
 }
 
 /// Desired outbound IP resources for the cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// A list of public IP resources.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_i_ps: Option<Vec<ResourceReference>>,
 }
 
@@ -1368,11 +1178,9 @@ impl From<&arm::ManagedClusterLoadBalancerProfileOutboundIPs> for ManagedCluster
 }
 
 /// Desired outbound IP Prefix resources for the cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
-    #[serde(rename = "publicIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub public_ip_prefixes: Option<Vec<ResourceReference>>,
 }
 
@@ -1393,11 +1201,9 @@ for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
 }
 
 /// Profile of the managed outbound IP resources of the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterManagedOutboundIpProfile {
     /// The desired number of outbound IPs created/managed by Azure. Allowed values must be in the range of 1 to 16 (inclusive). The default value is 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
 }
 
@@ -1410,10 +1216,8 @@ impl From<&arm::ManagedClusterManagedOutboundIpProfile> for ManagedClusterManage
 }
 
 /// The metrics profile for the ManagedCluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterMetricsProfile {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_analysis: Option<ManagedClusterCostAnalysis>,
 }
 
@@ -1428,17 +1232,13 @@ impl From<&arm::ManagedClusterMetricsProfile> for ManagedClusterMetricsProfile {
 }
 
 /// Profile of the managed cluster NAT gateway.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterNatGatewayProfile {
     /// Profile of the managed outbound IP resources of the cluster NAT gateway.
-    #[serde(rename = "managedOutboundIPProfile", skip_serializing_if = "Option::is_none")]
     pub managed_outbound_ip_profile: Option<ManagedClusterManagedOutboundIpProfile>,
     /// The effective outbound IP resources of the cluster NAT gateway.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub effective_outbound_i_ps: Option<Vec<ResourceReference>>,
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 4 minutes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
 }
 
@@ -1467,11 +1267,9 @@ impl From<&arm::ManagedClusterNatGatewayProfile> for ManagedClusterNatGatewayPro
 }
 
 /// Node resource group lockdown profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterNodeResourceGroupProfile {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub restriction_level: Option<arm::RestrictionLevel>,
 }
 
@@ -1486,14 +1284,11 @@ impl From<&arm::ManagedClusterNodeResourceGroupProfile> for ManagedClusterNodeRe
 }
 
 /// The OIDC issuer profile of the Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterOidcIssuerProfile {
     /// The OIDC issuer url of the Managed Cluster.
-    #[serde(rename = "issuerURL", skip_serializing_if = "Option::is_none")]
     pub issuer_url: Option<String>,
     /// Whether the OIDC issuer is enabled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -1509,25 +1304,18 @@ impl From<&arm::ManagedClusterOidcIssuerProfile> for ManagedClusterOidcIssuerPro
 }
 
 /// Details about the pod identity assigned to the Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentity {
     /// The name of the pod identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The namespace of the pod identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// The binding selector to use for the AzureIdentityBinding resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub binding_selector: Option<String>,
     /// The user assigned identity details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<UserAssignedIdentity>,
     /// The current provisioning state of the pod identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ManagedClusterPodIdentityProvisioningState>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_info: Option<ManagedClusterPodIdentityProvisioningInfo>,
 }
 
@@ -1559,17 +1347,13 @@ impl From<&arm::ManagedClusterPodIdentity> for ManagedClusterPodIdentity {
 }
 
 /// See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentityException {
     /// The name of the pod identity exception.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The namespace of the pod identity exception.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// The pod labels to match.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_labels: Option<BTreeMap<String, String>>,
 }
 
@@ -1588,20 +1372,15 @@ impl From<&arm::ManagedClusterPodIdentityException> for ManagedClusterPodIdentit
 }
 
 /// See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentityProfile {
     /// Whether the pod identity addon is enabled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Running in Kubenet is disabled by default due to the security related nature of AAD Pod Identity and the risks of IP spoofing. See [using Kubenet network plugin with AAD Pod Identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity#using-kubenet-network-plugin-with-azure-active-directory-pod-managed-identities>) for more information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_network_plugin_kubenet: Option<bool>,
     /// The pod identities to use in the cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<Vec<ManagedClusterPodIdentity>>,
     /// The pod identity exceptions to allow.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identity_exceptions: Option<Vec<ManagedClusterPodIdentityException>>,
 }
 
@@ -1634,11 +1413,9 @@ impl From<&arm::ManagedClusterPodIdentityProfile> for ManagedClusterPodIdentityP
 }
 
 /// An error response from the pod identity provisioning.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentityProvisioningError {
     /// Details about the error.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ManagedClusterPodIdentityProvisioningErrorBody>,
 }
 
@@ -1653,20 +1430,15 @@ impl From<&arm::ManagedClusterPodIdentityProvisioningError> for ManagedClusterPo
 }
 
 /// An error response from the pod identity provisioning.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     /// An identifier for the error. Codes are invariant and are intended to be consumed programmatically.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// A message describing the error, intended to be suitable for display in a user interface.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The target of the particular error. For example, the name of the property in error.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// A list of additional details about the error.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<ManagedClusterPodIdentityProvisioningErrorBody>>,
 }
 
@@ -1695,11 +1467,9 @@ impl From<&arm::ManagedClusterPodIdentityProvisioningErrorBody> for ManagedClust
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentityProvisioningInfo {
     /// Pod identity assignment error (if any).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ManagedClusterPodIdentityProvisioningError>,
 }
 
@@ -1714,19 +1484,14 @@ impl From<&arm::ManagedClusterPodIdentityProvisioningInfo> for ManagedClusterPod
 }
 
 /// The list of available upgrade versions.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPoolUpgradeProfile {
     /// The Kubernetes version (major.minor.patch).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// The Agent Pool name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_type: Option<arm::OsType>,
     /// List of orchestrator types and versions available for upgrade.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrades: Option<Vec<ManagedClusterPoolUpgradeProfileUpgradesItem>>,
 }
 
@@ -1755,14 +1520,11 @@ impl From<&arm::ManagedClusterPoolUpgradeProfile> for ManagedClusterPoolUpgradeP
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
     /// The Kubernetes version (major.minor.patch).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// Whether the Kubernetes version is currently in preview.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub is_preview: Option<bool>,
 }
 
@@ -1783,68 +1545,47 @@ impl From<&arm::ManagedClusterPoolUpgradeProfileUpgradesItem> for ManagedCluster
 }
 
 /// Parameters to be applied to the cluster-autoscaler when enabled
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Valid values are 'true' and 'false'
-    #[serde(rename = "balance-similar-node-groups", skip_serializing_if = "Option::is_none")]
     pub balance_similar_node_groups: Option<String>,
     /// If set to true, all daemonset pods on empty nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(rename = "daemonset-eviction-for-empty-nodes", skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_empty_nodes: Option<bool>,
     /// If set to true, all daemonset pods on occupied nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(rename = "daemonset-eviction-for-occupied-nodes", skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_occupied_nodes: Option<bool>,
     /// If set to true, the resources used by daemonset will be taken into account when making scaling down decisions.
-    #[serde(rename = "ignore-daemonsets-utilization", skip_serializing_if = "Option::is_none")]
     pub ignore_daemonsets_utilization: Option<bool>,
     /// If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub expander: Option<arm::Expander>,
     /// The default is 10.
-    #[serde(rename = "max-empty-bulk-delete", skip_serializing_if = "Option::is_none")]
     pub max_empty_bulk_delete: Option<String>,
     /// The default is 600.
-    #[serde(rename = "max-graceful-termination-sec", skip_serializing_if = "Option::is_none")]
     pub max_graceful_termination_sec: Option<String>,
     /// The default is '15m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "max-node-provision-time", skip_serializing_if = "Option::is_none")]
     pub max_node_provision_time: Option<String>,
     /// The default is 45. The maximum is 100 and the minimum is 0.
-    #[serde(rename = "max-total-unready-percentage", skip_serializing_if = "Option::is_none")]
     pub max_total_unready_percentage: Option<String>,
     /// For scenarios like burst/batch scale where you don't want CA to act before the kubernetes scheduler could schedule all the pods, you can tell CA to ignore unscheduled pods before they're a certain age. The default is '0s'. Values must be an integer followed by a unit ('s' for seconds, 'm' for minutes, 'h' for hours, etc).
-    #[serde(rename = "new-pod-scale-up-delay", skip_serializing_if = "Option::is_none")]
     pub new_pod_scale_up_delay: Option<String>,
     /// This must be an integer. The default is 3.
-    #[serde(rename = "ok-total-unready-count", skip_serializing_if = "Option::is_none")]
     pub ok_total_unready_count: Option<String>,
     /// The default is '10'. Values must be an integer number of seconds.
-    #[serde(rename = "scan-interval", skip_serializing_if = "Option::is_none")]
     pub scan_interval: Option<String>,
     /// The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "scale-down-delay-after-add", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_add: Option<String>,
     /// The default is the scan-interval. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "scale-down-delay-after-delete", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_delete: Option<String>,
     /// The default is '3m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "scale-down-delay-after-failure", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_failure: Option<String>,
     /// The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "scale-down-unneeded-time", skip_serializing_if = "Option::is_none")]
     pub scale_down_unneeded_time: Option<String>,
     /// The default is '20m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "scale-down-unready-time", skip_serializing_if = "Option::is_none")]
     pub scale_down_unready_time: Option<String>,
     /// The default is '0.5'.
-    #[serde(rename = "scale-down-utilization-threshold", skip_serializing_if = "Option::is_none")]
     pub scale_down_utilization_threshold: Option<String>,
     /// The default is true.
-    #[serde(rename = "skip-nodes-with-local-storage", skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_local_storage: Option<String>,
     /// The default is true.
-    #[serde(rename = "skip-nodes-with-system-pods", skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_system_pods: Option<String>,
 }
 
@@ -1901,20 +1642,15 @@ impl From<&arm::ManagedClusterPropertiesAutoScalerProfile> for ManagedClusterPro
 }
 
 /// Security profile for the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfile {
     /// Microsoft Defender settings for the security profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub defender: Option<ManagedClusterSecurityProfileDefender>,
     /// Azure Key Vault [key management service](<https://kubernetes.io/docs/tasks/administer-cluster/kms-provider/>) settings for the security profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_key_vault_kms: Option<AzureKeyVaultKms>,
     /// Workload identity settings for the security profile. Workload identity enables Kubernetes applications to access Azure cloud resources securely with Azure AD. See <https://aka.ms/aks/wi> for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_identity: Option<ManagedClusterSecurityProfileWorkloadIdentity>,
     /// Image Cleaner settings for the security profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub image_cleaner: Option<ManagedClusterSecurityProfileImageCleaner>,
 }
 
@@ -1939,14 +1675,11 @@ impl From<&arm::ManagedClusterSecurityProfile> for ManagedClusterSecurityProfile
 }
 
 /// Microsoft Defender settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfileDefender {
     /// Resource ID of the Log Analytics workspace to be associated with Microsoft Defender. When Microsoft Defender is enabled, this field is required and must be a valid workspace resource ID. When Microsoft Defender is disabled, leave the field empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub log_analytics_workspace_resource_id: Option<String>,
     /// Microsoft Defender threat detection for Cloud settings for the security profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_monitoring: Option<ManagedClusterSecurityProfileDefenderSecurityMonitoring>,
 }
 
@@ -1970,11 +1703,9 @@ impl From<&arm::ManagedClusterSecurityProfileDefender> for ManagedClusterSecurit
 }
 
 /// Microsoft Defender settings for the security profile threat detection.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// Whether to enable Defender threat detection
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -1988,14 +1719,11 @@ for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
 }
 
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfileImageCleaner {
     /// Whether to enable Image Cleaner on AKS cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Image Cleaner scanning interval in hours.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_hours: Option<i32>,
 }
 
@@ -2013,11 +1741,9 @@ impl From<&arm::ManagedClusterSecurityProfileImageCleaner> for ManagedClusterSec
 }
 
 /// Workload identity settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// Whether to enable workload identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -2030,11 +1756,9 @@ impl From<&arm::ManagedClusterSecurityProfileWorkloadIdentity> for ManagedCluste
 }
 
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterServicePrincipalProfile {
     /// The ID for the service principal.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
 }
 
@@ -2049,14 +1773,11 @@ impl From<&arm::ManagedClusterServicePrincipalProfile> for ManagedClusterService
 }
 
 /// The SKU of a Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSku {
     /// The name of a managed cluster SKU.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<arm::ManagedClusterSkuName>,
     /// If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tier: Option<arm::ManagedClusterSkuTier>,
 }
 
@@ -2072,20 +1793,15 @@ impl From<&arm::ManagedClusterSku> for ManagedClusterSku {
 }
 
 /// Storage profile for the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStorageProfile {
     /// AzureDisk CSI Driver settings for the storage profile.
-    #[serde(rename = "diskCSIDriver", skip_serializing_if = "Option::is_none")]
     pub disk_csi_driver: Option<ManagedClusterStorageProfileDiskCsiDriver>,
     /// AzureFile CSI Driver settings for the storage profile.
-    #[serde(rename = "fileCSIDriver", skip_serializing_if = "Option::is_none")]
     pub file_csi_driver: Option<ManagedClusterStorageProfileFileCsiDriver>,
     /// Snapshot Controller settings for the storage profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_controller: Option<ManagedClusterStorageProfileSnapshotController>,
     /// AzureBlob CSI Driver settings for the storage profile.
-    #[serde(rename = "blobCSIDriver", skip_serializing_if = "Option::is_none")]
     pub blob_csi_driver: Option<ManagedClusterStorageProfileBlobCsiDriver>,
 }
 
@@ -2113,11 +1829,9 @@ impl From<&arm::ManagedClusterStorageProfile> for ManagedClusterStorageProfile {
 }
 
 /// AzureBlob CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// Whether to enable AzureBlob CSI Driver. The default value is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -2130,11 +1844,9 @@ impl From<&arm::ManagedClusterStorageProfileBlobCsiDriver> for ManagedClusterSto
 }
 
 /// AzureDisk CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// Whether to enable AzureDisk CSI Driver. The default value is true.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -2147,11 +1859,9 @@ impl From<&arm::ManagedClusterStorageProfileDiskCsiDriver> for ManagedClusterSto
 }
 
 /// AzureFile CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// Whether to enable AzureFile CSI Driver. The default value is true.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -2164,11 +1874,9 @@ impl From<&arm::ManagedClusterStorageProfileFileCsiDriver> for ManagedClusterSto
 }
 
 /// Snapshot Controller settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStorageProfileSnapshotController {
     /// Whether to enable Snapshot Controller. The default value is true.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -2181,20 +1889,15 @@ impl From<&arm::ManagedClusterStorageProfileSnapshotController> for ManagedClust
 }
 
 /// The list of available upgrades for compute pools.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterUpgradeProfile {
     /// The ID of the upgrade profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the upgrade profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the upgrade profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The properties of the upgrade profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<ManagedClusterUpgradeProfileProperties>,
 }
 
@@ -2217,14 +1920,11 @@ impl From<&arm::ManagedClusterUpgradeProfile> for ManagedClusterUpgradeProfile {
 }
 
 /// Control plane and agent pool upgrade profiles.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterUpgradeProfileProperties {
     /// The list of available upgrade versions for the control plane.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub control_plane_profile: Option<ManagedClusterPoolUpgradeProfile>,
     /// The list of available upgrade versions for agent pools.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_pool_profiles: Option<Vec<ManagedClusterPoolUpgradeProfile>>,
 }
 
@@ -2251,20 +1951,15 @@ impl From<&arm::ManagedClusterUpgradeProfileProperties> for ManagedClusterUpgrad
 }
 
 /// Profile for Windows VMs in the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterWindowsProfile {
     /// Specifies the name of the administrator account. &lt;br&gt;&lt;br&gt; **Restriction:** Cannot end in "." &lt;br&gt;&lt;br&gt; **Disallowed values:** "administrator", "admin", "user", "user1", "test", "user2", "test1", "user3", "admin1", "1", "123", "a", "actuser", "adm", "admin2", "aspnet", "backup", "console", "david", "guest", "john", "owner", "root", "server", "sql", "support", "support_388945a0", "sys", "test2", "test3", "user4", "user5". &lt;br&gt;&lt;br&gt; **Minimum-length:** 1 character &lt;br&gt;&lt;br&gt; **Max-length:** 20 characters
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_username: Option<String>,
     /// The license type to use for Windows VMs. See [Azure Hybrid User Benefits](<https://azure.microsoft.com/pricing/hybrid-benefit/faq/>) for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub license_type: Option<arm::LicenseType>,
     /// For more details on CSI proxy, see the [CSI proxy GitHub repo](<https://github.com/kubernetes-csi/csi-proxy>).
-    #[serde(rename = "enableCSIProxy", skip_serializing_if = "Option::is_none")]
     pub enable_csi_proxy: Option<bool>,
     /// The Windows gMSA Profile in the Managed Cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gmsa_profile: Option<WindowsGmsaProfile>,
 }
 
@@ -2289,12 +1984,9 @@ impl From<&arm::ManagedClusterWindowsProfile> for ManagedClusterWindowsProfile {
 }
 
 /// Workload Auto-scaler profile for the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterWorkloadAutoScalerProfile {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
 }
 
@@ -2315,11 +2007,9 @@ impl From<&arm::ManagedClusterWorkloadAutoScalerProfile> for ManagedClusterWorkl
 }
 
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// Whether to enable KEDA.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -2332,11 +2022,9 @@ impl From<&arm::ManagedClusterWorkloadAutoScalerProfileKeda> for ManagedClusterW
 }
 
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// Whether to enable VPA. Default value is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -2350,26 +2038,19 @@ for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
 }
 
 /// A private link resource
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PrivateLinkResource {
     /// The ID of the private link resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the private link resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The resource type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The group ID of the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
     /// The RequiredMembers of the resource
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub required_members: Option<Vec<String>>,
     /// The private link service ID of the resource, this field is exposed only to NRP internally.
-    #[serde(rename = "privateLinkServiceID", skip_serializing_if = "Option::is_none")]
     pub private_link_service_id: Option<String>,
 }
 
@@ -2398,11 +2079,9 @@ impl From<&arm::PrivateLinkResource> for PrivateLinkResource {
 }
 
 /// A reference to an Azure resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceReference {
     /// The fully qualified Azure resource id.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
 
@@ -2415,13 +2094,10 @@ impl From<&arm::ResourceReference> for ResourceReference {
 }
 
 /// Service mesh profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServiceMeshProfile {
     /// Mode of the service mesh.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::ServiceMeshMode>,
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub istio: Option<IstioServiceMesh>,
 }
 
@@ -2437,14 +2113,11 @@ impl From<&arm::ServiceMeshProfile> for ServiceMeshProfile {
 }
 
 /// Settings for overrides when upgrading a cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct UpgradeOverrideSettings {
     /// Whether to force upgrade the cluster. Note that this option instructs upgrade operation to bypass upgrade protections such as checking for deprecated API usage. Enable this option only with caution.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub force_upgrade: Option<bool>,
     /// Until when the overrides are effective. Note that this only matches the start time of an upgrade, and the effectiveness won't change once an upgrade starts even if the `until` expires as upgrade proceeds. This field is not set by default. It must be set for the overrides to take effect.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
 }
 
@@ -2460,17 +2133,13 @@ impl From<&arm::UpgradeOverrideSettings> for UpgradeOverrideSettings {
 }
 
 /// Details about a user assigned identity.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct UserAssignedIdentity {
     /// The resource ID of the user assigned identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
     /// The client ID of the user assigned identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// The object ID of the user assigned identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub object_id: Option<String>,
 }
 
@@ -2489,17 +2158,13 @@ impl From<&arm::UserAssignedIdentity> for UserAssignedIdentity {
 }
 
 /// Windows gMSA Profile in the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct WindowsGmsaProfile {
     /// Specifies whether to enable Windows gMSA in the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Specifies the DNS server for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_server: Option<String>,
     /// Specifies the root domain name for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub root_domain_name: Option<String>,
 }
 

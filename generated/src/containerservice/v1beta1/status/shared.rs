@@ -6,20 +6,15 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::Serialize;
 
 /// Network settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolNetworkProfile {
     /// IPTags of instance-level public IPs.
-    #[serde(rename = "nodePublicIPTags", skip_serializing_if = "Option::is_none")]
     pub node_public_ip_tags: Option<Vec<IpTag>>,
     /// The port ranges that are allowed to access. The specified ranges are allowed to overlap.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_host_ports: Option<Vec<PortRange>>,
     /// The IDs of the application security groups which agent pool will associate when created.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub application_security_groups: Option<Vec<String>>,
 }
 
@@ -42,14 +37,11 @@ impl From<&arm::AgentPoolNetworkProfile> for AgentPoolNetworkProfile {
 }
 
 /// The security settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolSecurityProfile {
     /// vTPM is a Trusted Launch feature for configuring a dedicated secure vault for keys and measurements held locally on the node. For more details, see aka.ms/aks/trustedlaunch. If not specified, the default is false.
-    #[serde(rename = "enableVTPM", skip_serializing_if = "Option::is_none")]
     pub enable_vtpm: Option<bool>,
     /// Secure Boot is a feature of Trusted Launch which ensures that only signed operating systems and drivers can boot. For more details, see aka.ms/aks/trustedlaunch.  If not specified, the default is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_secure_boot: Option<bool>,
 }
 
@@ -67,17 +59,13 @@ impl From<&arm::AgentPoolSecurityProfile> for AgentPoolSecurityProfile {
 }
 
 /// Settings for upgrading an agentpool
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolUpgradeSettings {
     /// This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 1. For more information, including best practices, see: <https://docs.microsoft.com/azure/aks/upgrade-cluster#customize-node-surge-upgrade>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<String>,
     /// The amount of time (in minutes) to wait on eviction of pods and graceful termination per node. This eviction wait time honors waiting on pod disruption budgets. If this time is exceeded, the upgrade fails. If not specified, the default is 30 minutes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub drain_timeout_in_minutes: Option<i32>,
     /// The amount of time (in minutes) to wait after draining a node and before reimaging it and moving on to next node. If not specified, the default is 0 minutes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_soak_duration_in_minutes: Option<i32>,
 }
 
@@ -100,11 +88,9 @@ impl From<&arm::AgentPoolUpgradeSettings> for AgentPoolUpgradeSettings {
 }
 
 /// The Windows agent pool's specific profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolWindowsProfile {
     /// The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_outbound_nat: Option<bool>,
 }
 
@@ -119,20 +105,15 @@ impl From<&arm::AgentPoolWindowsProfile> for AgentPoolWindowsProfile {
 }
 
 /// An error response from the Container service.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct CloudErrorBody {
     /// An identifier for the error. Codes are invariant and are intended to be consumed programmatically.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// A message describing the error, intended to be suitable for display in a user interface.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The target of the particular error. For example, the name of the property in error.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// A list of additional details about the error.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<CloudErrorBody>>,
 }
 
@@ -152,11 +133,9 @@ impl From<&arm::CloudErrorBody> for CloudErrorBody {
 }
 
 /// Data used when creating a target resource from a source resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct CreationData {
     /// This is the ARM ID of the source object to be used to create the target object.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub source_resource_id: Option<String>,
 }
 
@@ -171,14 +150,11 @@ impl From<&arm::CreationData> for CreationData {
 }
 
 /// Contains the IPTag associated with the object.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IpTag {
     /// The IP tag type. Example: RoutingPreference.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_tag_type: Option<String>,
     /// The value of the IP tag associated with the public IP. Example: Internet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
 }
 
@@ -194,41 +170,29 @@ impl From<&arm::IpTag> for IpTag {
 }
 
 /// See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct KubeletConfig {
     /// The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_manager_policy: Option<String>,
     /// The default is true.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota: Option<bool>,
     /// The default is '100ms.' Valid values are a sequence of decimal numbers with an optional fraction and a unit suffix. For example: '300ms', '2h45m'. Supported units are 'ns', 'us', 'ms', 's', 'm', and 'h'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota_period: Option<String>,
     /// To disable image garbage collection, set to 100. The default is 85%
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub image_gc_high_threshold: Option<i32>,
     /// This cannot be set higher than imageGcHighThreshold. The default is 80%
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub image_gc_low_threshold: Option<i32>,
     /// For more information see [Kubernetes Topology Manager](<https://kubernetes.io/docs/tasks/administer-cluster/topology-manager>). The default is 'none'. Allowed values are 'none', 'best-effort', 'restricted', and 'single-numa-node'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub topology_manager_policy: Option<String>,
     /// Allowed list of unsafe sysctls or unsafe sysctl patterns (ending in `*`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_unsafe_sysctls: Option<Vec<String>>,
     /// If set to true it will make the Kubelet fail to start if swap is enabled on the node.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fail_swap_on: Option<bool>,
     /// The maximum size (e.g. 10Mi) of container log file before it is rotated.
-    #[serde(rename = "containerLogMaxSizeMB", skip_serializing_if = "Option::is_none")]
     pub container_log_max_size_mb: Option<i32>,
     /// The maximum number of container log files that can be present for a container. The number must be ≥ 2.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub container_log_max_files: Option<i32>,
     /// The maximum number of processes per pod.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_max_pids: Option<i32>,
 }
 
@@ -267,20 +231,15 @@ impl From<&arm::KubeletConfig> for KubeletConfig {
 }
 
 /// See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LinuxOsConfig {
     /// Sysctl settings for Linux agent nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sysctls: Option<SysctlConfig>,
     /// Valid values are 'always', 'madvise', and 'never'. The default is 'always'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_enabled: Option<String>,
     /// Valid values are 'always', 'defer', 'defer+madvise', 'madvise' and 'never'. The default is 'madvise'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_defrag: Option<String>,
     /// The size in MB of a swap file that will be created on each node.
-    #[serde(rename = "swapFileSizeMB", skip_serializing_if = "Option::is_none")]
     pub swap_file_size_mb: Option<i32>,
 }
 
@@ -305,17 +264,13 @@ impl From<&arm::LinuxOsConfig> for LinuxOsConfig {
 }
 
 /// The port range.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PortRange {
     /// The minimum port that is included in the range. It should be ranged from 1 to 65535, and be less than or equal to portEnd.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port_start: Option<i32>,
     /// The maximum port that is included in the range. It should be ranged from 1 to 65535, and be greater than or equal to portStart.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port_end: Option<i32>,
     /// The network protocol of the port.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<arm::Protocol>,
 }
 
@@ -332,11 +287,9 @@ impl From<&arm::PortRange> for PortRange {
 }
 
 /// Describes the Power State of the cluster
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PowerState {
     /// Tells whether the cluster is Running or Stopped
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<arm::Code>,
 }
 
@@ -349,92 +302,63 @@ impl From<&arm::PowerState> for PowerState {
 }
 
 /// Sysctl settings for Linux agent nodes.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SysctlConfig {
     /// Sysctl setting net.core.somaxconn.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_somaxconn: Option<i32>,
     /// Sysctl setting net.core.netdev_max_backlog.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_netdev_max_backlog: Option<i32>,
     /// Sysctl setting net.core.rmem_default.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_rmem_default: Option<i32>,
     /// Sysctl setting net.core.rmem_max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_rmem_max: Option<i32>,
     /// Sysctl setting net.core.wmem_default.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_wmem_default: Option<i32>,
     /// Sysctl setting net.core.wmem_max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_wmem_max: Option<i32>,
     /// Sysctl setting net.core.optmem_max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_optmem_max: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_syn_backlog.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_syn_backlog: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_tw_buckets.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_tw_buckets: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_fin_timeout.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_fin_timeout: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_time.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_time: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_probes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_probes: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_intvl.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcpkeepalive_intvl: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_tw_reuse.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_tw_reuse: Option<bool>,
     /// Sysctl setting net.ipv4.ip_local_port_range.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_ip_local_port_range: Option<String>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh1: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh2.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh2: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh3.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh3: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_max: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_buckets.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_buckets: Option<i32>,
     /// Sysctl setting fs.inotify.max_user_watches.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_inotify_max_user_watches: Option<i32>,
     /// Sysctl setting fs.file-max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_file_max: Option<i32>,
     /// Sysctl setting fs.aio-max-nr.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_aio_max_nr: Option<i32>,
     /// Sysctl setting fs.nr_open.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_nr_open: Option<i32>,
     /// Sysctl setting kernel.threads-max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_threads_max: Option<i32>,
     /// Sysctl setting vm.max_map_count.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_max_map_count: Option<i32>,
     /// Sysctl setting vm.swappiness.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_swappiness: Option<i32>,
     /// Sysctl setting vm.vfs_cache_pressure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_vfs_cache_pressure: Option<i32>,
 }
 
@@ -507,26 +431,19 @@ impl From<&arm::SysctlConfig> for SysctlConfig {
 }
 
 /// Metadata pertaining to creation and last modification of the resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SystemData {
     /// The identity that created the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
     /// The type of identity that created the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_by_type: Option<arm::CreatedByType>,
     /// The timestamp of resource creation (UTC).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
     /// The identity that last modified the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified_by: Option<String>,
     /// The type of identity that last modified the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified_by_type: Option<arm::CreatedByType>,
     /// The timestamp of resource last modification (UTC)
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified_at: Option<String>,
 }
 

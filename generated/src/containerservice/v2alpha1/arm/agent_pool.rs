@@ -5,50 +5,41 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/agentPools` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Agent Pool.
 ///
 /// Schema `AgentPool`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPool {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
     ///
     /// Read-only.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
     pub system_data: Option<SystemData>,
     /// Properties of an agent pool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<ManagedClusterAgentPoolProfileProperties>,
     /// armgen's view `GET …/machines` (the items of every page): read by the reconciler every 600 s, never sent to or returned by the resource's own operations.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub machines: Option<Vec<Machine>>,
     /// armgen's view `GET …/upgradeProfiles/default`: read by the reconciler every 600 s, never sent to or returned by the resource's own operations.
     ///
     /// Read-only.
-    #[serde(rename = "upgradeProfile", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_profile: Option<AgentPoolUpgradeProfile>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -61,8 +52,7 @@ armgen_runtime::json_object! {
         "properties" => properties,
         "machines" => machines,
         "upgradeProfile" => upgrade_profile,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPool {
@@ -78,40 +68,39 @@ impl armgen_runtime::UnknownFields for AgentPool {
 /// The list of available upgrades for an agent pool.
 ///
 /// Schema `AgentPoolUpgradeProfile`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentPoolUpgradeProfile {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
     ///
     /// Read-only.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
     pub system_data: Option<SystemData>,
     /// The properties of the agent pool upgrade profile.
     pub properties: AgentPoolUpgradeProfileProperties,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    AgentPoolUpgradeProfile { "id" => id, "name" => name, "type" => r#type, "systemData" => system_data }
-    required { "properties" => properties }
-    rest => unknown_fields
+    AgentPoolUpgradeProfile {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "properties" => properties (required),
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfile {
@@ -125,32 +114,30 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfile {
 /// The list of available upgrade versions.
 ///
 /// Schema `AgentPoolUpgradeProfileProperties`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct AgentPoolUpgradeProfileProperties {
     /// The Kubernetes version (major.minor.patch).
-    #[serde(rename = "kubernetesVersion")]
     pub kubernetes_version: String,
     /// The operating system type. The default is Linux.
     ///
     /// Default: `"Linux"`.
-    #[serde(rename = "osType")]
     pub os_type: OsType,
     /// List of orchestrator types and versions available for upgrade.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgrades: Option<Vec<AgentPoolUpgradeProfilePropertiesUpgradesItem>>,
     /// The latest AKS supported node image version.
-    #[serde(rename = "latestNodeImageVersion", default, skip_serializing_if = "Option::is_none")]
     pub latest_node_image_version: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    AgentPoolUpgradeProfileProperties { "upgrades" => upgrades, "latestNodeImageVersion" => latest_node_image_version }
-    required { "kubernetesVersion" => kubernetes_version, "osType" => os_type }
-    rest => unknown_fields
+    AgentPoolUpgradeProfileProperties {
+        "kubernetesVersion" => kubernetes_version (required),
+        "osType" => os_type (required),
+        "upgrades" => upgrades,
+        "latestNodeImageVersion" => latest_node_image_version,
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfileProperties {
@@ -164,17 +151,14 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfileProperties {
 /// Available upgrades for an AgentPool.
 ///
 /// Schema `AgentPoolUpgradeProfilePropertiesUpgradesItem`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolUpgradeProfilePropertiesUpgradesItem {
     /// The Kubernetes version (major.minor.patch).
-    #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// Whether the Kubernetes version is currently in preview.
-    #[serde(rename = "isPreview", default, skip_serializing_if = "Option::is_none")]
     pub is_preview: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -182,8 +166,7 @@ armgen_runtime::json_object! {
     AgentPoolUpgradeProfilePropertiesUpgradesItem {
         "kubernetesVersion" => kubernetes_version,
         "isPreview" => is_preview,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfilePropertiesUpgradesItem {
@@ -195,39 +178,32 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfilePropertiesUpgrades
 /// A machine. Contains details about the underlying virtual machine. A machine may be visible here but not in kubectl get nodes; if so it may be because the machine has not been registered with the Kubernetes API Server yet.
 ///
 /// Schema `Machine`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Machine {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
     ///
     /// Read-only.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
     pub system_data: Option<SystemData>,
     /// The properties of the machine
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<MachineProperties>,
     /// The Availability zone in which machine is located.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub zones: Option<Vec<String>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -239,8 +215,7 @@ armgen_runtime::json_object! {
         "systemData" => system_data,
         "properties" => properties,
         "zones" => zones,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for Machine {
@@ -254,25 +229,22 @@ impl armgen_runtime::UnknownFields for Machine {
 /// The machine IP address details.
 ///
 /// Schema `MachineIpAddress`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MachineIpAddress {
     /// To determine if address belongs IPv4 or IPv6 family
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub family: Option<IpFamily>,
     /// IPv4 or IPv6 address of the machine
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ip: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { MachineIpAddress { "family" => family, "ip" => ip } rest => unknown_fields }
+armgen_runtime::json_object! { MachineIpAddress { "family" => family, "ip" => ip } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for MachineIpAddress {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -284,20 +256,18 @@ impl armgen_runtime::UnknownFields for MachineIpAddress {
 /// network properties of the machine
 ///
 /// Schema `MachineNetworkProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MachineNetworkProperties {
     /// IPv4, IPv6 addresses of the machine
     ///
     /// Read-only.
-    #[serde(rename = "ipAddresses", default, skip_serializing_if = "Option::is_none")]
     pub ip_addresses: Option<Vec<MachineIpAddress>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { MachineNetworkProperties { "ipAddresses" => ip_addresses } rest => unknown_fields }
+armgen_runtime::json_object! { MachineNetworkProperties { "ipAddresses" => ip_addresses } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for MachineNetworkProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -309,27 +279,23 @@ impl armgen_runtime::UnknownFields for MachineNetworkProperties {
 /// The properties of the machine
 ///
 /// Schema `MachineProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MachineProperties {
     /// network properties of the machine
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub network: Option<MachineNetworkProperties>,
     /// Azure resource id of the machine. It can be used to GET underlying VM Instance
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(rename = "resourceId", default, skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    MachineProperties { "network" => network, "resourceId" => resource_id }
-    rest => unknown_fields
+    MachineProperties { "network" => network, "resourceId" => resource_id } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for MachineProperties {
@@ -342,211 +308,156 @@ impl armgen_runtime::UnknownFields for MachineProperties {
 /// Properties for the container service agent pool profile.
 ///
 /// Schema `ManagedClusterAgentPoolProfileProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAgentPoolProfileProperties {
     /// Unique read-only string used to implement optimistic concurrency. The eTag value will change when the resource is updated. Specify an if-match or if-none-match header with the eTag value for a subsequent request to enable optimistic concurrency per the normal eTag convention.
     ///
     /// Read-only.
-    #[serde(rename = "eTag", default, skip_serializing_if = "Option::is_none")]
     pub e_tag: Option<String>,
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
     ///
     /// Format: `int32`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// The size of the agent pool VMs. VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: <https://docs.microsoft.com/azure/aks/quotas-skus-regions>
-    #[serde(rename = "vmSize", default, skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
     /// OS Disk Size in GB to be used to specify the disk size for every machine in the master/agent pool. If you specify 0, it will apply the default osDisk size according to the vmSize specified.
     ///
     /// Format: `int32`.
-    #[serde(rename = "osDiskSizeGB", default, skip_serializing_if = "Option::is_none")]
     pub os_disk_size_gb: Option<i32>,
     /// The OS disk type to be used for machines in the agent pool. The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see [Ephemeral OS](<https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os>).
-    #[serde(rename = "osDiskType", default, skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<OsDiskType>,
     /// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
-    #[serde(rename = "kubeletDiskType", default, skip_serializing_if = "Option::is_none")]
     pub kubelet_disk_type: Option<KubeletDiskType>,
     /// Determines the type of workload a node can run.
-    #[serde(rename = "workloadRuntime", default, skip_serializing_if = "Option::is_none")]
     pub workload_runtime: Option<WorkloadRuntime>,
     /// Message of the day for Linux nodes, base64-encoded. A base64-encoded string which will be written to /etc/motd after decoding. This allows customization of the message of the day for Linux nodes. It must not be specified for Windows nodes. It must be a static string (i.e., will be printed raw and not be executed as a script).
-    #[serde(rename = "messageOfTheDay", default, skip_serializing_if = "Option::is_none")]
     pub message_of_the_day: Option<String>,
     /// The ID of the subnet which agent pool nodes and optionally pods will join on startup. If this is not specified, a VNET and subnet will be generated and used. If no podSubnetID is specified, this applies to nodes and pods, otherwise it applies to just nodes. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "vnetSubnetID", default, skip_serializing_if = "Option::is_none")]
     pub vnet_subnet_id: Option<String>,
     /// The ID of the subnet which pods will join when launched. If omitted, pod IPs are statically assigned on the node subnet (see vnetSubnetID for more details). This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "podSubnetID", default, skip_serializing_if = "Option::is_none")]
     pub pod_subnet_id: Option<String>,
     /// Pod IP Allocation Mode. The IP allocation mode for pods in the agent pool. Must be used with podSubnetId. The default is 'DynamicIndividual'.
-    #[serde(rename = "podIPAllocationMode", default, skip_serializing_if = "Option::is_none")]
     pub pod_ip_allocation_mode: Option<PodIpAllocationMode>,
     /// The maximum number of pods that can run on a node.
     ///
     /// Format: `int32`.
-    #[serde(rename = "maxPods", default, skip_serializing_if = "Option::is_none")]
     pub max_pods: Option<i32>,
     /// The operating system type. The default is Linux.
     ///
     /// Default: `"Linux"`.
-    #[serde(rename = "osType", default, skip_serializing_if = "Option::is_none")]
     pub os_type: Option<OsType>,
     /// Specifies the OS SKU used by the agent pool. The default is Ubuntu if OSType is Linux. The default is Windows2019 when Kubernetes &lt;= 1.24 or Windows2022 when Kubernetes &gt;= 1.25 if OSType is Windows.
-    #[serde(rename = "osSKU", default, skip_serializing_if = "Option::is_none")]
     pub os_sku: Option<Ossku>,
     /// The maximum number of nodes for auto-scaling
     ///
     /// Format: `int32`.
-    #[serde(rename = "maxCount", default, skip_serializing_if = "Option::is_none")]
     pub max_count: Option<i32>,
     /// The minimum number of nodes for auto-scaling
     ///
     /// Format: `int32`.
-    #[serde(rename = "minCount", default, skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// Whether to enable auto-scaler
-    #[serde(rename = "enableAutoScaling", default, skip_serializing_if = "Option::is_none")]
     pub enable_auto_scaling: Option<bool>,
     /// The scale down mode to use when scaling the Agent Pool. This also effects the cluster autoscaler behavior. If not specified, it defaults to Delete.
-    #[serde(rename = "scaleDownMode", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_mode: Option<ScaleDownMode>,
     /// The type of Agent Pool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<AgentPoolType>,
     /// The mode of an agent pool. A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: <https://docs.microsoft.com/azure/aks/use-system-pools>
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<AgentPoolMode>,
     /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
-    #[serde(rename = "orchestratorVersion", default, skip_serializing_if = "Option::is_none")]
     pub orchestrator_version: Option<String>,
     /// The version of Kubernetes the Agent Pool is running. If orchestratorVersion is a fully specified version &lt;major.minor.patch&gt;, this field will be exactly equal to it. If orchestratorVersion is &lt;major.minor&gt;, this field will contain the full &lt;major.minor.patch&gt; version being used.
     ///
     /// Read-only.
-    #[serde(rename = "currentOrchestratorVersion", default, skip_serializing_if = "Option::is_none")]
     pub current_orchestrator_version: Option<String>,
     /// The version of node image
     ///
     /// Read-only.
-    #[serde(rename = "nodeImageVersion", default, skip_serializing_if = "Option::is_none")]
     pub node_image_version: Option<String>,
     /// Settings for upgrading the agentpool
-    #[serde(rename = "upgradeSettings", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<AgentPoolUpgradeSettings>,
     /// The current deployment or provisioning state.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// Whether the Agent Pool is running or stopped. When an Agent Pool is first created it is initially Running. The Agent Pool can be stopped by setting this field to Stopped. A stopped Agent Pool stops all of its VMs and does not accrue billing charges. An Agent Pool can only be stopped if it is Running and provisioning state is Succeeded
-    #[serde(rename = "powerState", default, skip_serializing_if = "Option::is_none")]
     pub power_state: Option<PowerState>,
     /// The list of Availability zones to use for nodes. This can only be specified if the AgentPoolType property is 'VirtualMachineScaleSets'.
-    #[serde(rename = "availabilityZones", default, skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<String>>,
     /// Whether each node is allocated its own public IP. Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
-    #[serde(rename = "enableNodePublicIP", default, skip_serializing_if = "Option::is_none")]
     pub enable_node_public_ip: Option<bool>,
     /// The public IP prefix ID which VM nodes should use IPs from. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/publicIPPrefixes/{publicIPPrefixName}
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "nodePublicIPPrefixID", default, skip_serializing_if = "Option::is_none")]
     pub node_public_ip_prefix_id: Option<String>,
     /// The Virtual Machine Scale Set priority.
     ///
     /// Default: `"Regular"`.
-    #[serde(rename = "scaleSetPriority", default, skip_serializing_if = "Option::is_none")]
     pub scale_set_priority: Option<ScaleSetPriority>,
     /// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see [spot VMs](<https://docs.microsoft.com/azure/virtual-machines/spot-vms>)
     ///
     /// Default: `"Delete"`.
-    #[serde(rename = "scaleSetEvictionPolicy", default, skip_serializing_if = "Option::is_none")]
     pub scale_set_eviction_policy: Option<ScaleSetEvictionPolicy>,
     /// The max price (in US Dollars) you are willing to pay for spot instances. Possible values are any decimal value greater than zero or -1 which indicates default price to be up-to on-demand. Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
     ///
     /// Format: `float`. Default: `-1`.
-    #[serde(rename = "spotMaxPrice", default, skip_serializing_if = "Option::is_none")]
     pub spot_max_price: Option<f32>,
     /// The tags to be persisted on the agent pool virtual machine scale set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The node labels to be persisted across all nodes in agent pool.
-    #[serde(rename = "nodeLabels", default, skip_serializing_if = "Option::is_none")]
     pub node_labels: Option<BTreeMap<String, String>>,
     /// The taints added to new nodes during node pool create and scale. For example, key=value:NoSchedule.
-    #[serde(rename = "nodeTaints", default, skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "proximityPlacementGroupID", default, skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<String>,
     /// The Kubelet configuration on the agent pool nodes.
-    #[serde(rename = "kubeletConfig", default, skip_serializing_if = "Option::is_none")]
     pub kubelet_config: Option<KubeletConfig>,
     /// The OS configuration of Linux agent nodes.
-    #[serde(rename = "linuxOSConfig", default, skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<LinuxOsConfig>,
     /// Whether to enable host based OS and data drive encryption. This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
-    #[serde(rename = "enableEncryptionAtHost", default, skip_serializing_if = "Option::is_none")]
     pub enable_encryption_at_host: Option<bool>,
     /// Whether to enable UltraSSD
-    #[serde(rename = "enableUltraSSD", default, skip_serializing_if = "Option::is_none")]
     pub enable_ultra_ssd: Option<bool>,
     /// Whether to use a FIPS-enabled OS. See [Add a FIPS-enabled node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview>) for more details.
-    #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-    #[serde(rename = "gpuInstanceProfile", default, skip_serializing_if = "Option::is_none")]
     pub gpu_instance_profile: Option<GpuInstanceProfile>,
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
-    #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<CreationData>,
     /// The fully qualified resource ID of the Capacity Reservation Group to provide virtual machines from a reserved group of Virtual Machines. This is of the form: '/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/providers/Microsoft.Compute/capacityreservationgroups/{capacityReservationGroupName}' Customers use it to create an agentpool with a specified CRG. For more information see [Capacity Reservation](<https://learn.microsoft.com/en-us/azure/virtual-machines/capacity-reservation-overview>)
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "capacityReservationGroupID", default, skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<String>,
     /// The fully qualified resource ID of the Dedicated Host Group to provision virtual machines from, used only in creation scenario and not allowed to changed once set. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "hostGroupID", default, skip_serializing_if = "Option::is_none")]
     pub host_group_id: Option<String>,
     /// Network-related settings of an agent pool.
-    #[serde(rename = "networkProfile", default, skip_serializing_if = "Option::is_none")]
     pub network_profile: Option<AgentPoolNetworkProfile>,
     /// The Windows agent pool's specific profile.
-    #[serde(rename = "windowsProfile", default, skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<AgentPoolWindowsProfile>,
     /// The security settings of an agent pool.
-    #[serde(rename = "securityProfile", default, skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<AgentPoolSecurityProfile>,
     /// GPU settings for the Agent Pool.
-    #[serde(rename = "gpuProfile", default, skip_serializing_if = "Option::is_none")]
     pub gpu_profile: Option<GpuProfile>,
     /// Profile specific to a managed agent pool in Gateway mode. This field cannot be set if agent pool mode is not Gateway.
-    #[serde(rename = "gatewayProfile", default, skip_serializing_if = "Option::is_none")]
     pub gateway_profile: Option<AgentPoolGatewayProfile>,
     /// Specifications on VirtualMachines agent pool.
-    #[serde(rename = "virtualMachinesProfile", default, skip_serializing_if = "Option::is_none")]
     pub virtual_machines_profile: Option<VirtualMachinesProfile>,
     /// The status of nodes in a VirtualMachines agent pool.
-    #[serde(rename = "virtualMachineNodesStatus", default, skip_serializing_if = "Option::is_none")]
     pub virtual_machine_nodes_status: Option<Vec<VirtualMachineNodes>>,
     /// Contains read-only information about the Agent Pool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<AgentPoolStatus>,
     /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
-    #[serde(rename = "localDNSProfile", default, skip_serializing_if = "Option::is_none")]
     pub local_dns_profile: Option<LocalDnsProfile>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -606,8 +517,7 @@ armgen_runtime::json_object! {
         "virtualMachineNodesStatus" => virtual_machine_nodes_status,
         "status" => status,
         "localDNSProfile" => local_dns_profile,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfileProperties {

@@ -5,38 +5,32 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/agentPools/abort` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Runs the ARM action `abort` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/abort`) on a `AgentPool` once, and records its outcome.
 ///
 /// Schema `AgentPoolAbort`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolAbort {
     /// When the reconciler sent the request (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "startTime", default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// When the action ended, in success or failure (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "endTime", default, skip_serializing_if = "Option::is_none")]
     pub end_time: Option<String>,
     /// ARM's error, when the action failed.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorDetail>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    AgentPoolAbort { "startTime" => start_time, "endTime" => end_time, "error" => error }
-    rest => unknown_fields
+    AgentPoolAbort { "startTime" => start_time, "endTime" => end_time, "error" => error } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolAbort {

@@ -26,26 +26,21 @@ armgen_runtime::open_enum! {
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
 ///
 /// Schema `AdvancedNetworking`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AdvancedNetworking {
     /// Indicates the enablement of Advanced Networking functionalities of observability and security on AKS clusters. When this is set to true, all observability and security features will be set to enabled unless explicitly disabled. If not specified, the default is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observability: Option<AdvancedNetworkingObservability>,
     /// Security profile to enable security features on cilium based cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub security: Option<AdvancedNetworkingSecurity>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    AdvancedNetworking { "enabled" => enabled, "observability" => observability, "security" => security }
-    rest => unknown_fields
+    AdvancedNetworking { "enabled" => enabled, "observability" => observability, "security" => security } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AdvancedNetworking {
@@ -59,18 +54,16 @@ impl armgen_runtime::UnknownFields for AdvancedNetworking {
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
 ///
 /// Schema `AdvancedNetworkingObservability`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AdvancedNetworkingObservability {
     /// Indicates the enablement of Advanced Networking observability functionalities on clusters.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { AdvancedNetworkingObservability { "enabled" => enabled } rest => unknown_fields }
+armgen_runtime::json_object! { AdvancedNetworkingObservability { "enabled" => enabled } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -81,23 +74,19 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
 /// Security profile to enable security features on cilium based cluster.
 ///
 /// Schema `AdvancedNetworkingSecurity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AdvancedNetworkingSecurity {
     /// This feature allows user to configure network policy based on DNS (FQDN) names. It can be enabled only on cilium based clusters. If not specified, the default is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Enable advanced network policies. This allows users to configure Layer 7 network policies (FQDN, HTTP, Kafka). Policies themselves must be configured via the Cilium Network Policy resources, see <https://docs.cilium.io/en/latest/security/policy/index.html>. This can be enabled only on cilium-based clusters. If not specified, the default value is FQDN if security.enabled is set to true.
-    #[serde(rename = "advancedNetworkPolicies", default, skip_serializing_if = "Option::is_none")]
     pub advanced_network_policies: Option<AdvancedNetworkPolicies>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    AdvancedNetworkingSecurity { "enabled" => enabled, "advancedNetworkPolicies" => advanced_network_policies }
-    rest => unknown_fields
+    AdvancedNetworkingSecurity { "enabled" => enabled, "advancedNetworkPolicies" => advanced_network_policies } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
@@ -111,35 +100,29 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
 /// The list of available versions for an agent pool.
 ///
 /// Schema `AgentPoolAvailableVersions`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolAvailableVersions {
     /// The ID of the agent pool version list.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the agent pool version list.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Type of the agent pool version list.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Properties of agent pool available versions.
     pub properties: AgentPoolAvailableVersionsProperties,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    AgentPoolAvailableVersions { "id" => id, "name" => name, "type" => r#type }
-    required { "properties" => properties }
-    rest => unknown_fields
+    AgentPoolAvailableVersions { "id" => id, "name" => name, "type" => r#type, "properties" => properties (required) } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolAvailableVersions {
@@ -152,20 +135,17 @@ impl armgen_runtime::UnknownFields for AgentPoolAvailableVersions {
 /// The list of available agent pool versions.
 ///
 /// Schema `AgentPoolAvailableVersionsProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolAvailableVersionsProperties {
     /// List of versions available for agent pool.
-    #[serde(rename = "agentPoolVersions", default, skip_serializing_if = "Option::is_none")]
     pub agent_pool_versions: Option<Vec<AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    AgentPoolAvailableVersionsProperties { "agentPoolVersions" => agent_pool_versions }
-    rest => unknown_fields
+    AgentPoolAvailableVersionsProperties { "agentPoolVersions" => agent_pool_versions } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsProperties {
@@ -179,20 +159,16 @@ impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsProperties {
 /// Available version information for an agent pool.
 ///
 /// Schema `AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
     /// Whether this version is the default agent pool version.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub default: Option<bool>,
     /// The Kubernetes version (major.minor.patch).
-    #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// Whether Kubernetes version is currently in preview.
-    #[serde(rename = "isPreview", default, skip_serializing_if = "Option::is_none")]
     pub is_preview: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -201,8 +177,7 @@ armgen_runtime::json_object! {
         "default" => default,
         "kubernetesVersion" => kubernetes_version,
         "isPreview" => is_preview,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
@@ -227,27 +202,22 @@ armgen_runtime::open_enum! {
 /// Azure Key Vault key management service settings for the security profile.
 ///
 /// Schema `AzureKeyVaultKms`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AzureKeyVaultKms {
     /// Whether to enable Azure Key Vault key management service. The default is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Identifier of Azure Key Vault key. See [key identifier format](<https://docs.microsoft.com/en-us/azure/key-vault/general/about-keys-secrets-certificates#vault-name-and-object-name>) for more details. When Azure Key Vault key management service is enabled, this field is required and must be a valid key identifier. When Azure Key Vault key management service is disabled, leave the field empty.
-    #[serde(rename = "keyId", default, skip_serializing_if = "Option::is_none")]
     pub key_id: Option<String>,
     /// Network access of the key vault. Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
     ///
     /// Default: `"Public"`.
-    #[serde(rename = "keyVaultNetworkAccess", default, skip_serializing_if = "Option::is_none")]
     pub key_vault_network_access: Option<KeyVaultNetworkAccessTypes>,
     /// Resource ID of key vault. When keyVaultNetworkAccess is `Private`, this field is required and must be a valid resource ID. When keyVaultNetworkAccess is `Public`, leave the field empty.
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "keyVaultResourceId", default, skip_serializing_if = "Option::is_none")]
     pub key_vault_resource_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -257,8 +227,7 @@ armgen_runtime::json_object! {
         "keyId" => key_id,
         "keyVaultNetworkAccess" => key_vault_network_access,
         "keyVaultResourceId" => key_vault_resource_id,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
@@ -285,21 +254,16 @@ armgen_runtime::open_enum! {
 /// Settings for upgrading a cluster.
 ///
 /// Schema `ClusterUpgradeSettings`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ClusterUpgradeSettings {
     /// Settings for overrides.
-    #[serde(rename = "overrideSettings", default, skip_serializing_if = "Option::is_none")]
     pub override_settings: Option<UpgradeOverrideSettings>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! {
-    ClusterUpgradeSettings { "overrideSettings" => override_settings }
-    rest => unknown_fields
-}
+armgen_runtime::json_object! { ClusterUpgradeSettings { "overrideSettings" => override_settings } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ClusterUpgradeSettings {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -311,23 +275,19 @@ impl armgen_runtime::UnknownFields for ClusterUpgradeSettings {
 /// Profile for Linux VMs in the container service cluster.
 ///
 /// Schema `ContainerServiceLinuxProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContainerServiceLinuxProfile {
     /// The administrator username to use for Linux VMs.
-    #[serde(rename = "adminUsername")]
     pub admin_username: String,
     /// The SSH configuration for Linux-based VMs running on Azure.
     pub ssh: ContainerServiceSshConfiguration,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ContainerServiceLinuxProfile {}
-    required { "adminUsername" => admin_username, "ssh" => ssh }
-    rest => unknown_fields
+    ContainerServiceLinuxProfile { "adminUsername" => admin_username (required), "ssh" => ssh (required) } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ContainerServiceLinuxProfile {
@@ -340,70 +300,52 @@ impl armgen_runtime::UnknownFields for ContainerServiceLinuxProfile {
 /// Profile of network configuration.
 ///
 /// Schema `ContainerServiceNetworkProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContainerServiceNetworkProfile {
     /// Network plugin used for building the Kubernetes network.
-    #[serde(rename = "networkPlugin", default, skip_serializing_if = "Option::is_none")]
     pub network_plugin: Option<NetworkPlugin>,
     /// The mode the network plugin should use.
-    #[serde(rename = "networkPluginMode", default, skip_serializing_if = "Option::is_none")]
     pub network_plugin_mode: Option<NetworkPluginMode>,
     /// Network policy used for building the Kubernetes network.
-    #[serde(rename = "networkPolicy", default, skip_serializing_if = "Option::is_none")]
     pub network_policy: Option<NetworkPolicy>,
     /// The network mode Azure CNI is configured with. This cannot be specified if networkPlugin is anything other than 'azure'.
-    #[serde(rename = "networkMode", default, skip_serializing_if = "Option::is_none")]
     pub network_mode: Option<NetworkMode>,
     /// Network dataplane used in the Kubernetes cluster.
-    #[serde(rename = "networkDataplane", default, skip_serializing_if = "Option::is_none")]
     pub network_dataplane: Option<NetworkDataplane>,
     /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
-    #[serde(rename = "advancedNetworking", default, skip_serializing_if = "Option::is_none")]
     pub advanced_networking: Option<AdvancedNetworking>,
     /// A CIDR notation IP range from which to assign pod IPs when kubenet is used.
     ///
     /// Default: `"10.244.0.0/16"`.
-    #[serde(rename = "podCidr", default, skip_serializing_if = "Option::is_none")]
     pub pod_cidr: Option<String>,
     /// A CIDR notation IP range from which to assign service cluster IPs. It must not overlap with any Subnet IP ranges.
     ///
     /// Default: `"10.0.0.0/16"`.
-    #[serde(rename = "serviceCidr", default, skip_serializing_if = "Option::is_none")]
     pub service_cidr: Option<String>,
     /// An IP address assigned to the Kubernetes DNS service. It must be within the Kubernetes service address range specified in serviceCidr.
     ///
     /// Default: `"10.0.0.10"`.
-    #[serde(rename = "dnsServiceIP", default, skip_serializing_if = "Option::is_none")]
     pub dns_service_ip: Option<String>,
     /// The outbound (egress) routing method. This can only be set at cluster creation time and cannot be changed later. For more information see [egress outbound type](<https://docs.microsoft.com/azure/aks/egress-outboundtype>).
     ///
     /// Default: `"loadBalancer"`.
-    #[serde(rename = "outboundType", default, skip_serializing_if = "Option::is_none")]
     pub outbound_type: Option<OutboundType>,
     /// The load balancer sku for the managed cluster. The default is 'standard'. See [Azure Load Balancer SKUs](<https://docs.microsoft.com/azure/load-balancer/skus>) for more information about the differences between load balancer SKUs.
-    #[serde(rename = "loadBalancerSku", default, skip_serializing_if = "Option::is_none")]
     pub load_balancer_sku: Option<LoadBalancerSku>,
     /// Profile of the cluster load balancer.
-    #[serde(rename = "loadBalancerProfile", default, skip_serializing_if = "Option::is_none")]
     pub load_balancer_profile: Option<ManagedClusterLoadBalancerProfile>,
     /// Profile of the cluster NAT gateway.
-    #[serde(rename = "natGatewayProfile", default, skip_serializing_if = "Option::is_none")]
     pub nat_gateway_profile: Option<ManagedClusterNatGatewayProfile>,
     /// The profile for Static Egress Gateway addon. For more details about Static Egress Gateway, see <https://aka.ms/aks/static-egress-gateway>.
-    #[serde(rename = "staticEgressGatewayProfile", default, skip_serializing_if = "Option::is_none")]
     pub static_egress_gateway_profile: Option<ManagedClusterStaticEgressGatewayProfile>,
     /// The CIDR notation IP ranges from which to assign pod IPs. One IPv4 CIDR is expected for single-stack networking. Two CIDRs, one for each IP family (IPv4/IPv6), is expected for dual-stack networking.
-    #[serde(rename = "podCidrs", default, skip_serializing_if = "Option::is_none")]
     pub pod_cidrs: Option<Vec<String>>,
     /// The CIDR notation IP ranges from which to assign service cluster IPs. One IPv4 CIDR is expected for single-stack networking. Two CIDRs, one for each IP family (IPv4/IPv6), is expected for dual-stack networking. They must not overlap with any Subnet IP ranges.
-    #[serde(rename = "serviceCidrs", default, skip_serializing_if = "Option::is_none")]
     pub service_cidrs: Option<Vec<String>>,
     /// The IP families used to specify IP versions available to the cluster. IP families are used to determine single-stack or dual-stack clusters. For single-stack, the expected value is IPv4. For dual-stack, the expected values are IPv4 and IPv6.
-    #[serde(rename = "ipFamilies", default, skip_serializing_if = "Option::is_none")]
     pub ip_families: Option<Vec<IpFamily>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -426,8 +368,7 @@ armgen_runtime::json_object! {
         "podCidrs" => pod_cidrs,
         "serviceCidrs" => service_cidrs,
         "ipFamilies" => ip_families,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
@@ -456,21 +397,17 @@ impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
 /// SSH configuration for Linux-based VMs running on Azure.
 ///
 /// Schema `ContainerServiceSshConfiguration`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContainerServiceSshConfiguration {
     /// The list of SSH public keys used to authenticate with Linux-based VMs. A maximum of 1 key may be specified.
-    #[serde(rename = "publicKeys")]
     pub public_keys: Vec<ContainerServiceSshPublicKey>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ContainerServiceSshConfiguration {}
-    required { "publicKeys" => public_keys }
-    rest => unknown_fields
+    ContainerServiceSshConfiguration { "publicKeys" => public_keys (required) } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
@@ -483,22 +420,16 @@ impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
 /// Contains information about SSH certificate public key data.
 ///
 /// Schema `ContainerServiceSshPublicKey`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContainerServiceSshPublicKey {
     /// Certificate public key used to authenticate with VMs through SSH. The certificate must be in PEM format with or without headers.
-    #[serde(rename = "keyData")]
     pub key_data: String,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! {
-    ContainerServiceSshPublicKey {}
-    required { "keyData" => key_data }
-    rest => unknown_fields
-}
+armgen_runtime::json_object! { ContainerServiceSshPublicKey { "keyData" => key_data (required) } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ContainerServiceSshPublicKey {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -509,25 +440,20 @@ impl armgen_runtime::UnknownFields for ContainerServiceSshPublicKey {
 /// Delegated resource properties - internal use only.
 ///
 /// Schema `DelegatedResource`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DelegatedResource {
     /// The ARM resource id of the delegated resource - internal use only.
-    #[serde(rename = "resourceId", default, skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
     /// The tenant id of the delegated resource - internal use only.
     ///
     /// Format: `uuid`.
-    #[serde(rename = "tenantId", default, skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// The delegation id of the referral delegation (optional) - internal use only.
-    #[serde(rename = "referralResource", default, skip_serializing_if = "Option::is_none")]
     pub referral_resource: Option<String>,
     /// The source resource location - internal use only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -537,8 +463,7 @@ armgen_runtime::json_object! {
         "tenantId" => tenant_id,
         "referralResource" => referral_resource,
         "location" => location,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for DelegatedResource {
@@ -567,21 +492,18 @@ armgen_runtime::open_enum! {
 /// The complex type of the extended location.
 ///
 /// Schema `ExtendedLocation`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ExtendedLocation {
     /// The name of the extended location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the extended location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<ExtendedLocationTypes>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } rest => unknown_fields }
+armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ExtendedLocation {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -604,18 +526,16 @@ armgen_runtime::open_enum! {
 /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
 ///
 /// Schema `IstioCertificateAuthority`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioCertificateAuthority {
     /// Plugin certificates information for Service Mesh.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plugin: Option<IstioPluginCertificateAuthority>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { IstioCertificateAuthority { "plugin" => plugin } rest => unknown_fields }
+armgen_runtime::json_object! { IstioCertificateAuthority { "plugin" => plugin } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -627,23 +547,19 @@ impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
 /// Istio components configuration.
 ///
 /// Schema `IstioComponents`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioComponents {
     /// Istio ingress gateways.
-    #[serde(rename = "ingressGateways", default, skip_serializing_if = "Option::is_none")]
     pub ingress_gateways: Option<Vec<IstioIngressGateway>>,
     /// Istio egress gateways.
-    #[serde(rename = "egressGateways", default, skip_serializing_if = "Option::is_none")]
     pub egress_gateways: Option<Vec<IstioEgressGateway>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    IstioComponents { "ingressGateways" => ingress_gateways, "egressGateways" => egress_gateways }
-    rest => unknown_fields
+    IstioComponents { "ingressGateways" => ingress_gateways, "egressGateways" => egress_gateways } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IstioComponents {
@@ -657,28 +573,28 @@ impl armgen_runtime::UnknownFields for IstioComponents {
 /// Istio egress gateway configuration.
 ///
 /// Schema `IstioEgressGateway`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioEgressGateway {
     /// Whether to enable the egress gateway.
     pub enabled: bool,
     /// Name of the Istio add-on egress gateway.
     pub name: String,
     /// Namespace that the Istio add-on egress gateway should be deployed in. If unspecified, the default is aks-istio-egress.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// Name of the gateway configuration custom resource for the Istio add-on egress gateway. Must be specified when enabling the Istio egress gateway. Must be deployed in the same namespace that the Istio egress gateway will be deployed in.
-    #[serde(rename = "gatewayConfigurationName", default, skip_serializing_if = "Option::is_none")]
     pub gateway_configuration_name: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    IstioEgressGateway { "namespace" => namespace, "gatewayConfigurationName" => gateway_configuration_name }
-    required { "enabled" => enabled, "name" => name }
-    rest => unknown_fields
+    IstioEgressGateway {
+        "enabled" => enabled (required),
+        "name" => name (required),
+        "namespace" => namespace,
+        "gatewayConfigurationName" => gateway_configuration_name,
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IstioEgressGateway {
@@ -690,7 +606,7 @@ impl armgen_runtime::UnknownFields for IstioEgressGateway {
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
 ///
 /// Schema `IstioIngressGateway`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct IstioIngressGateway {
     /// Mode of an ingress gateway.
     pub mode: IstioIngressGatewayMode,
@@ -698,14 +614,11 @@ pub struct IstioIngressGateway {
     pub enabled: bool,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    IstioIngressGateway {}
-    required { "mode" => mode, "enabled" => enabled }
-    rest => unknown_fields
+    IstioIngressGateway { "mode" => mode (required), "enabled" => enabled (required) } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IstioIngressGateway {
@@ -731,28 +644,22 @@ armgen_runtime::open_enum! {
 /// Plugin certificates information for Service Mesh.
 ///
 /// Schema `IstioPluginCertificateAuthority`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioPluginCertificateAuthority {
     /// The resource ID of the Key Vault.
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "keyVaultId", default, skip_serializing_if = "Option::is_none")]
     pub key_vault_id: Option<String>,
     /// Intermediate certificate object name in Azure Key Vault.
-    #[serde(rename = "certObjectName", default, skip_serializing_if = "Option::is_none")]
     pub cert_object_name: Option<String>,
     /// Intermediate certificate private key object name in Azure Key Vault.
-    #[serde(rename = "keyObjectName", default, skip_serializing_if = "Option::is_none")]
     pub key_object_name: Option<String>,
     /// Root certificate object name in Azure Key Vault.
-    #[serde(rename = "rootCertObjectName", default, skip_serializing_if = "Option::is_none")]
     pub root_cert_object_name: Option<String>,
     /// Certificate chain object name in Azure Key Vault.
-    #[serde(rename = "certChainObjectName", default, skip_serializing_if = "Option::is_none")]
     pub cert_chain_object_name: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -763,8 +670,7 @@ armgen_runtime::json_object! {
         "keyObjectName" => key_object_name,
         "rootCertObjectName" => root_cert_object_name,
         "certChainObjectName" => cert_chain_object_name,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
@@ -776,20 +682,16 @@ impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
 /// Istio service mesh configuration.
 ///
 /// Schema `IstioServiceMesh`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioServiceMesh {
     /// Istio components configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub components: Option<IstioComponents>,
     /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
-    #[serde(rename = "certificateAuthority", default, skip_serializing_if = "Option::is_none")]
     pub certificate_authority: Option<IstioCertificateAuthority>,
     /// The list of revisions of the Istio control plane. When an upgrade is not in progress, this holds one value. When canary upgrade is in progress, this can only hold two consecutive values. For more information, see: <https://learn.microsoft.com/en-us/azure/aks/istio-upgrade>
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revisions: Option<Vec<String>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -798,8 +700,7 @@ armgen_runtime::json_object! {
         "components" => components,
         "certificateAuthority" => certificate_authority,
         "revisions" => revisions,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IstioServiceMesh {
@@ -866,68 +767,54 @@ armgen_runtime::open_enum! {
 /// Managed cluster.
 ///
 /// Schema `ManagedCluster`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedCluster {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
     ///
     /// Read-only.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
     pub system_data: Option<SystemData>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
     ///
     /// Immutable after creation.
     pub location: String,
     /// Properties of a managed cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<ManagedClusterProperties>,
     /// If eTag is provided in the response body, it may also be provided as a header per the normal etag convention.  Entity tags are used for comparing two or more entities from the same requested resource. HTTP/1.1 uses entity tags in the etag (section 14.19), If-Match (section 14.24), If-None-Match (section 14.26), and If-Range (section 14.27) header fields.
     ///
     /// Read-only.
-    #[serde(rename = "eTag", default, skip_serializing_if = "Option::is_none")]
     pub e_tag: Option<String>,
     /// The managed cluster SKU.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sku: Option<ManagedClusterSku>,
     /// The extended location of the Virtual Machine.
-    #[serde(rename = "extendedLocation", default, skip_serializing_if = "Option::is_none")]
     pub extended_location: Option<ExtendedLocation>,
     /// The identity of the managed cluster, if configured.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<ManagedClusterIdentity>,
     /// This is primarily used to expose different UI experiences in the portal for different kinds
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub kind: Option<String>,
     /// armgen's view `GET …/availableAgentPoolVersions`: read by the reconciler every 3600 s, never sent to or returned by the resource's own operations.
     ///
     /// Read-only.
-    #[serde(rename = "availableAgentPoolVersions", default, skip_serializing_if = "Option::is_none")]
     pub available_agent_pool_versions: Option<AgentPoolAvailableVersions>,
     /// armgen's view `GET …/upgradeProfiles/default`: read by the reconciler every 3600 s, never sent to or returned by the resource's own operations.
     ///
     /// Read-only.
-    #[serde(rename = "upgradeProfile", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_profile: Option<ManagedClusterUpgradeProfile>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -938,6 +825,7 @@ armgen_runtime::json_object! {
         "type" => r#type,
         "systemData" => system_data,
         "tags" => tags,
+        "location" => location (required),
         "properties" => properties,
         "eTag" => e_tag,
         "sku" => sku,
@@ -946,9 +834,7 @@ armgen_runtime::json_object! {
         "kind" => kind,
         "availableAgentPoolVersions" => available_agent_pool_versions,
         "upgradeProfile" => upgrade_profile,
-    }
-    required { "location" => location }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedCluster {
@@ -968,34 +854,26 @@ impl armgen_runtime::UnknownFields for ManagedCluster {
 /// AADProfile specifies attributes for Azure Active Directory integration. For more details see [managed AAD on AKS](<https://docs.microsoft.com/azure/aks/managed-aad>).
 ///
 /// Schema `ManagedClusterAADProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAadProfile {
     /// Whether to enable managed AAD.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub managed: Option<bool>,
     /// Whether to enable Azure RBAC for Kubernetes authorization.
-    #[serde(rename = "enableAzureRBAC", default, skip_serializing_if = "Option::is_none")]
     pub enable_azure_rbac: Option<bool>,
     /// The list of AAD group object IDs that will have admin role of the cluster.
-    #[serde(rename = "adminGroupObjectIDs", default, skip_serializing_if = "Option::is_none")]
     pub admin_group_object_i_ds: Option<Vec<String>>,
     /// (DEPRECATED) The client AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(rename = "clientAppID", default, skip_serializing_if = "Option::is_none")]
     pub client_app_id: Option<String>,
     /// (DEPRECATED) The server AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(rename = "serverAppID", default, skip_serializing_if = "Option::is_none")]
     pub server_app_id: Option<String>,
     /// (DEPRECATED) The server AAD application secret. Learn more at <https://aka.ms/aks/aad-legacy>.
     ///
     /// Secret: never returned by the service. Format: `password`.
-    #[serde(rename = "serverAppSecret", default, skip_serializing_if = "Option::is_none")]
     pub server_app_secret: Option<String>,
     /// The AAD tenant ID to use for authentication. If not specified, will use the tenant of the deployment subscription.
-    #[serde(rename = "tenantID", default, skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1008,8 +886,7 @@ armgen_runtime::json_object! {
         "serverAppID" => server_app_id,
         "serverAppSecret" => server_app_secret,
         "tenantID" => tenant_id,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAadProfile {
@@ -1021,28 +898,23 @@ impl armgen_runtime::UnknownFields for ManagedClusterAadProfile {
 /// A Kubernetes add-on profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAddonProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAddonProfile {
     /// Whether the add-on is enabled or not.
     pub enabled: bool,
     /// Key-value pairs for configuring an add-on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub config: Option<BTreeMap<String, String>>,
     /// Information of user assigned identity used by this add-on.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<ManagedClusterAddonProfileIdentity>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterAddonProfile { "config" => config, "identity" => identity }
-    required { "enabled" => enabled }
-    rest => unknown_fields
+    ManagedClusterAddonProfile { "enabled" => enabled (required), "config" => config, "identity" => identity } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAddonProfile {
@@ -1055,28 +927,23 @@ impl armgen_runtime::UnknownFields for ManagedClusterAddonProfile {
 /// Information of user assigned identity used by this add-on.
 ///
 /// Schema `ManagedClusterAddonProfileIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAddonProfileIdentity {
     /// The resource ID of the user assigned identity.
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "resourceId", default, skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
     /// The client ID of the user assigned identity.
-    #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// The object ID of the user assigned identity.
-    #[serde(rename = "objectId", default, skip_serializing_if = "Option::is_none")]
     pub object_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterAddonProfileIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id }
-    rest => unknown_fields
+    ManagedClusterAddonProfileIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAddonProfileIdentity {
@@ -1088,213 +955,158 @@ impl armgen_runtime::UnknownFields for ManagedClusterAddonProfileIdentity {
 /// Profile for the container service agent pool.
 ///
 /// Schema `ManagedClusterAgentPoolProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAgentPoolProfile {
     /// Unique read-only string used to implement optimistic concurrency. The eTag value will change when the resource is updated. Specify an if-match or if-none-match header with the eTag value for a subsequent request to enable optimistic concurrency per the normal eTag convention.
     ///
     /// Read-only.
-    #[serde(rename = "eTag", default, skip_serializing_if = "Option::is_none")]
     pub e_tag: Option<String>,
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
     ///
     /// Format: `int32`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// The size of the agent pool VMs. VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: <https://docs.microsoft.com/azure/aks/quotas-skus-regions>
-    #[serde(rename = "vmSize", default, skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
     /// OS Disk Size in GB to be used to specify the disk size for every machine in the master/agent pool. If you specify 0, it will apply the default osDisk size according to the vmSize specified.
     ///
     /// Format: `int32`.
-    #[serde(rename = "osDiskSizeGB", default, skip_serializing_if = "Option::is_none")]
     pub os_disk_size_gb: Option<i32>,
     /// The OS disk type to be used for machines in the agent pool. The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see [Ephemeral OS](<https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os>).
-    #[serde(rename = "osDiskType", default, skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<OsDiskType>,
     /// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
-    #[serde(rename = "kubeletDiskType", default, skip_serializing_if = "Option::is_none")]
     pub kubelet_disk_type: Option<KubeletDiskType>,
     /// Determines the type of workload a node can run.
-    #[serde(rename = "workloadRuntime", default, skip_serializing_if = "Option::is_none")]
     pub workload_runtime: Option<WorkloadRuntime>,
     /// Message of the day for Linux nodes, base64-encoded. A base64-encoded string which will be written to /etc/motd after decoding. This allows customization of the message of the day for Linux nodes. It must not be specified for Windows nodes. It must be a static string (i.e., will be printed raw and not be executed as a script).
-    #[serde(rename = "messageOfTheDay", default, skip_serializing_if = "Option::is_none")]
     pub message_of_the_day: Option<String>,
     /// The ID of the subnet which agent pool nodes and optionally pods will join on startup. If this is not specified, a VNET and subnet will be generated and used. If no podSubnetID is specified, this applies to nodes and pods, otherwise it applies to just nodes. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "vnetSubnetID", default, skip_serializing_if = "Option::is_none")]
     pub vnet_subnet_id: Option<String>,
     /// The ID of the subnet which pods will join when launched. If omitted, pod IPs are statically assigned on the node subnet (see vnetSubnetID for more details). This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "podSubnetID", default, skip_serializing_if = "Option::is_none")]
     pub pod_subnet_id: Option<String>,
     /// Pod IP Allocation Mode. The IP allocation mode for pods in the agent pool. Must be used with podSubnetId. The default is 'DynamicIndividual'.
-    #[serde(rename = "podIPAllocationMode", default, skip_serializing_if = "Option::is_none")]
     pub pod_ip_allocation_mode: Option<PodIpAllocationMode>,
     /// The maximum number of pods that can run on a node.
     ///
     /// Format: `int32`.
-    #[serde(rename = "maxPods", default, skip_serializing_if = "Option::is_none")]
     pub max_pods: Option<i32>,
     /// The operating system type. The default is Linux.
     ///
     /// Default: `"Linux"`.
-    #[serde(rename = "osType", default, skip_serializing_if = "Option::is_none")]
     pub os_type: Option<OsType>,
     /// Specifies the OS SKU used by the agent pool. The default is Ubuntu if OSType is Linux. The default is Windows2019 when Kubernetes &lt;= 1.24 or Windows2022 when Kubernetes &gt;= 1.25 if OSType is Windows.
-    #[serde(rename = "osSKU", default, skip_serializing_if = "Option::is_none")]
     pub os_sku: Option<Ossku>,
     /// The maximum number of nodes for auto-scaling
     ///
     /// Format: `int32`.
-    #[serde(rename = "maxCount", default, skip_serializing_if = "Option::is_none")]
     pub max_count: Option<i32>,
     /// The minimum number of nodes for auto-scaling
     ///
     /// Format: `int32`.
-    #[serde(rename = "minCount", default, skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// Whether to enable auto-scaler
-    #[serde(rename = "enableAutoScaling", default, skip_serializing_if = "Option::is_none")]
     pub enable_auto_scaling: Option<bool>,
     /// The scale down mode to use when scaling the Agent Pool. This also effects the cluster autoscaler behavior. If not specified, it defaults to Delete.
-    #[serde(rename = "scaleDownMode", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_mode: Option<ScaleDownMode>,
     /// The type of Agent Pool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<AgentPoolType>,
     /// The mode of an agent pool. A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: <https://docs.microsoft.com/azure/aks/use-system-pools>
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<AgentPoolMode>,
     /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
-    #[serde(rename = "orchestratorVersion", default, skip_serializing_if = "Option::is_none")]
     pub orchestrator_version: Option<String>,
     /// The version of Kubernetes the Agent Pool is running. If orchestratorVersion is a fully specified version &lt;major.minor.patch&gt;, this field will be exactly equal to it. If orchestratorVersion is &lt;major.minor&gt;, this field will contain the full &lt;major.minor.patch&gt; version being used.
     ///
     /// Read-only.
-    #[serde(rename = "currentOrchestratorVersion", default, skip_serializing_if = "Option::is_none")]
     pub current_orchestrator_version: Option<String>,
     /// The version of node image
     ///
     /// Read-only.
-    #[serde(rename = "nodeImageVersion", default, skip_serializing_if = "Option::is_none")]
     pub node_image_version: Option<String>,
     /// Settings for upgrading the agentpool
-    #[serde(rename = "upgradeSettings", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<AgentPoolUpgradeSettings>,
     /// The current deployment or provisioning state.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// Whether the Agent Pool is running or stopped. When an Agent Pool is first created it is initially Running. The Agent Pool can be stopped by setting this field to Stopped. A stopped Agent Pool stops all of its VMs and does not accrue billing charges. An Agent Pool can only be stopped if it is Running and provisioning state is Succeeded
-    #[serde(rename = "powerState", default, skip_serializing_if = "Option::is_none")]
     pub power_state: Option<PowerState>,
     /// The list of Availability zones to use for nodes. This can only be specified if the AgentPoolType property is 'VirtualMachineScaleSets'.
-    #[serde(rename = "availabilityZones", default, skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<String>>,
     /// Whether each node is allocated its own public IP. Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
-    #[serde(rename = "enableNodePublicIP", default, skip_serializing_if = "Option::is_none")]
     pub enable_node_public_ip: Option<bool>,
     /// The public IP prefix ID which VM nodes should use IPs from. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/publicIPPrefixes/{publicIPPrefixName}
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "nodePublicIPPrefixID", default, skip_serializing_if = "Option::is_none")]
     pub node_public_ip_prefix_id: Option<String>,
     /// The Virtual Machine Scale Set priority.
     ///
     /// Default: `"Regular"`.
-    #[serde(rename = "scaleSetPriority", default, skip_serializing_if = "Option::is_none")]
     pub scale_set_priority: Option<ScaleSetPriority>,
     /// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see [spot VMs](<https://docs.microsoft.com/azure/virtual-machines/spot-vms>)
     ///
     /// Default: `"Delete"`.
-    #[serde(rename = "scaleSetEvictionPolicy", default, skip_serializing_if = "Option::is_none")]
     pub scale_set_eviction_policy: Option<ScaleSetEvictionPolicy>,
     /// The max price (in US Dollars) you are willing to pay for spot instances. Possible values are any decimal value greater than zero or -1 which indicates default price to be up-to on-demand. Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
     ///
     /// Format: `float`. Default: `-1`.
-    #[serde(rename = "spotMaxPrice", default, skip_serializing_if = "Option::is_none")]
     pub spot_max_price: Option<f32>,
     /// The tags to be persisted on the agent pool virtual machine scale set.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The node labels to be persisted across all nodes in agent pool.
-    #[serde(rename = "nodeLabels", default, skip_serializing_if = "Option::is_none")]
     pub node_labels: Option<BTreeMap<String, String>>,
     /// The taints added to new nodes during node pool create and scale. For example, key=value:NoSchedule.
-    #[serde(rename = "nodeTaints", default, skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "proximityPlacementGroupID", default, skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<String>,
     /// The Kubelet configuration on the agent pool nodes.
-    #[serde(rename = "kubeletConfig", default, skip_serializing_if = "Option::is_none")]
     pub kubelet_config: Option<KubeletConfig>,
     /// The OS configuration of Linux agent nodes.
-    #[serde(rename = "linuxOSConfig", default, skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<LinuxOsConfig>,
     /// Whether to enable host based OS and data drive encryption. This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
-    #[serde(rename = "enableEncryptionAtHost", default, skip_serializing_if = "Option::is_none")]
     pub enable_encryption_at_host: Option<bool>,
     /// Whether to enable UltraSSD
-    #[serde(rename = "enableUltraSSD", default, skip_serializing_if = "Option::is_none")]
     pub enable_ultra_ssd: Option<bool>,
     /// Whether to use a FIPS-enabled OS. See [Add a FIPS-enabled node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview>) for more details.
-    #[serde(rename = "enableFIPS", default, skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-    #[serde(rename = "gpuInstanceProfile", default, skip_serializing_if = "Option::is_none")]
     pub gpu_instance_profile: Option<GpuInstanceProfile>,
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
-    #[serde(rename = "creationData", default, skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<CreationData>,
     /// The fully qualified resource ID of the Capacity Reservation Group to provide virtual machines from a reserved group of Virtual Machines. This is of the form: '/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/providers/Microsoft.Compute/capacityreservationgroups/{capacityReservationGroupName}' Customers use it to create an agentpool with a specified CRG. For more information see [Capacity Reservation](<https://learn.microsoft.com/en-us/azure/virtual-machines/capacity-reservation-overview>)
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "capacityReservationGroupID", default, skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<String>,
     /// The fully qualified resource ID of the Dedicated Host Group to provision virtual machines from, used only in creation scenario and not allowed to changed once set. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "hostGroupID", default, skip_serializing_if = "Option::is_none")]
     pub host_group_id: Option<String>,
     /// Network-related settings of an agent pool.
-    #[serde(rename = "networkProfile", default, skip_serializing_if = "Option::is_none")]
     pub network_profile: Option<AgentPoolNetworkProfile>,
     /// The Windows agent pool's specific profile.
-    #[serde(rename = "windowsProfile", default, skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<AgentPoolWindowsProfile>,
     /// The security settings of an agent pool.
-    #[serde(rename = "securityProfile", default, skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<AgentPoolSecurityProfile>,
     /// GPU settings for the Agent Pool.
-    #[serde(rename = "gpuProfile", default, skip_serializing_if = "Option::is_none")]
     pub gpu_profile: Option<GpuProfile>,
     /// Profile specific to a managed agent pool in Gateway mode. This field cannot be set if agent pool mode is not Gateway.
-    #[serde(rename = "gatewayProfile", default, skip_serializing_if = "Option::is_none")]
     pub gateway_profile: Option<AgentPoolGatewayProfile>,
     /// Specifications on VirtualMachines agent pool.
-    #[serde(rename = "virtualMachinesProfile", default, skip_serializing_if = "Option::is_none")]
     pub virtual_machines_profile: Option<VirtualMachinesProfile>,
     /// The status of nodes in a VirtualMachines agent pool.
-    #[serde(rename = "virtualMachineNodesStatus", default, skip_serializing_if = "Option::is_none")]
     pub virtual_machine_nodes_status: Option<Vec<VirtualMachineNodes>>,
     /// Contains read-only information about the Agent Pool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<AgentPoolStatus>,
     /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
-    #[serde(rename = "localDNSProfile", default, skip_serializing_if = "Option::is_none")]
     pub local_dns_profile: Option<LocalDnsProfile>,
     /// Unique name of the agent pool profile in the context of the subscription and resource group. Windows agent pool names must be 6 characters or less.
     pub name: String,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1354,9 +1166,8 @@ armgen_runtime::json_object! {
         "virtualMachineNodesStatus" => virtual_machine_nodes_status,
         "status" => status,
         "localDNSProfile" => local_dns_profile,
-    }
-    required { "name" => name }
-    rest => unknown_fields
+        "name" => name (required),
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
@@ -1399,21 +1210,16 @@ impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
 /// When enabling the operator, a set of AKS managed CRDs and controllers will be installed in the cluster. The operator automates the deployment of OSS models for inference and/or training purposes. It provides a set of preset models and enables distributed inference against them.
 ///
 /// Schema `ManagedClusterAIToolchainOperatorProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAiToolchainOperatorProfile {
     /// Whether to enable AI toolchain operator to the cluster. Indicates if AI toolchain operator  enabled or not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! {
-    ManagedClusterAiToolchainOperatorProfile { "enabled" => enabled }
-    rest => unknown_fields
-}
+armgen_runtime::json_object! { ManagedClusterAiToolchainOperatorProfile { "enabled" => enabled } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAiToolchainOperatorProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1424,34 +1230,26 @@ impl armgen_runtime::UnknownFields for ManagedClusterAiToolchainOperatorProfile 
 /// Access profile for managed cluster API server.
 ///
 /// Schema `ManagedClusterAPIServerAccessProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterApiServerAccessProfile {
     /// The IP ranges authorized to access the Kubernetes API server. IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see [API server authorized IP ranges](<https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges>).
-    #[serde(rename = "authorizedIPRanges", default, skip_serializing_if = "Option::is_none")]
     pub authorized_ip_ranges: Option<Vec<String>>,
     /// Whether to create the cluster as a private cluster or not. For more details, see [Creating a private AKS cluster](<https://docs.microsoft.com/azure/aks/private-clusters>).
-    #[serde(rename = "enablePrivateCluster", default, skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster: Option<bool>,
     /// The private DNS zone mode for the cluster. The default is System. For more details see [configure private DNS zone](<https://docs.microsoft.com/azure/aks/private-clusters#configure-private-dns-zone>). Allowed values are 'system' and 'none'.
-    #[serde(rename = "privateDNSZone", default, skip_serializing_if = "Option::is_none")]
     pub private_dns_zone: Option<String>,
     /// Whether to create additional public FQDN for private cluster or not.
-    #[serde(rename = "enablePrivateClusterPublicFQDN", default, skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster_public_fqdn: Option<bool>,
     /// Whether to disable run command for the cluster or not.
-    #[serde(rename = "disableRunCommand", default, skip_serializing_if = "Option::is_none")]
     pub disable_run_command: Option<bool>,
     /// Whether to enable apiserver vnet integration for the cluster or not. See aka.ms/AksVnetIntegration for more details.
-    #[serde(rename = "enableVnetIntegration", default, skip_serializing_if = "Option::is_none")]
     pub enable_vnet_integration: Option<bool>,
     /// The subnet to be used when apiserver vnet integration is enabled. It is required when creating a new cluster with BYO Vnet, or when updating an existing cluster to enable apiserver vnet integration.
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "subnetId", default, skip_serializing_if = "Option::is_none")]
     pub subnet_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1464,8 +1262,7 @@ armgen_runtime::json_object! {
         "disableRunCommand" => disable_run_command,
         "enableVnetIntegration" => enable_vnet_integration,
         "subnetId" => subnet_id,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
@@ -1477,17 +1274,14 @@ impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
 /// Auto upgrade profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAutoUpgradeProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAutoUpgradeProfile {
     /// The upgrade channel for auto upgrade. The default is 'none'. For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
-    #[serde(rename = "upgradeChannel", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_channel: Option<UpgradeChannel>,
     /// Node OS Upgrade Channel. Manner in which the OS on your nodes is updated. The default is NodeImage.
-    #[serde(rename = "nodeOSUpgradeChannel", default, skip_serializing_if = "Option::is_none")]
     pub node_os_upgrade_channel: Option<NodeOsUpgradeChannel>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1495,8 +1289,7 @@ armgen_runtime::json_object! {
     ManagedClusterAutoUpgradeProfile {
         "upgradeChannel" => upgrade_channel,
         "nodeOSUpgradeChannel" => node_os_upgrade_channel,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
@@ -1511,18 +1304,16 @@ impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
 /// Azure Monitor addon profiles for monitoring the managed cluster.
 ///
 /// Schema `ManagedClusterAzureMonitorProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfile {
     /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub metrics: Option<ManagedClusterAzureMonitorProfileMetrics>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ManagedClusterAzureMonitorProfile { "metrics" => metrics } rest => unknown_fields }
+armgen_runtime::json_object! { ManagedClusterAzureMonitorProfile { "metrics" => metrics } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1534,17 +1325,14 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileKubeStateMetrics`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// Comma-separated list of additional Kubernetes label keys that will be used in the resource's labels metric (Example: 'namespaces=\[k8s-label-1,k8s-label-n,...\],pods=\[app\],...'). By default the metric contains only resource name and namespace labels.
-    #[serde(rename = "metricLabelsAllowlist", default, skip_serializing_if = "Option::is_none")]
     pub metric_labels_allowlist: Option<String>,
     /// Comma-separated list of Kubernetes annotation keys that will be used in the resource's labels metric (Example: 'namespaces=\[kubernetes.io/team,...\],pods=\[kubernetes.io/team\],...'). By default the metric contains only resource name and namespace labels.
-    #[serde(rename = "metricAnnotationsAllowList", default, skip_serializing_if = "Option::is_none")]
     pub metric_annotations_allow_list: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1552,8 +1340,7 @@ armgen_runtime::json_object! {
     ManagedClusterAzureMonitorProfileKubeStateMetrics {
         "metricLabelsAllowlist" => metric_labels_allowlist,
         "metricAnnotationsAllowList" => metric_annotations_allow_list,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileKubeStateMetrics {
@@ -1565,23 +1352,22 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileKubeStat
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileMetrics`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// Whether to enable or disable the Azure Managed Prometheus addon for Prometheus monitoring. See aka.ms/AzureManagedPrometheus-aks-enable for details on enabling and disabling.
     pub enabled: bool,
     /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
-    #[serde(rename = "kubeStateMetrics", default, skip_serializing_if = "Option::is_none")]
     pub kube_state_metrics: Option<ManagedClusterAzureMonitorProfileKubeStateMetrics>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterAzureMonitorProfileMetrics { "kubeStateMetrics" => kube_state_metrics }
-    required { "enabled" => enabled }
-    rest => unknown_fields
+    ManagedClusterAzureMonitorProfileMetrics {
+        "enabled" => enabled (required),
+        "kubeStateMetrics" => kube_state_metrics,
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics {
@@ -1594,21 +1380,18 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics 
 /// The bootstrap profile.
 ///
 /// Schema `ManagedClusterBootstrapProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterBootstrapProfile {
     /// The artifact source. The source where the artifacts are downloaded from.
     ///
     /// Default: `"Direct"`.
-    #[serde(rename = "artifactSource", default, skip_serializing_if = "Option::is_none")]
     pub artifact_source: Option<ArtifactSource>,
     /// The resource Id of Azure Container Registry. The registry must have private network access, premium SKU and zone redundancy.
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "containerRegistryId", default, skip_serializing_if = "Option::is_none")]
     pub container_registry_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1616,8 +1399,7 @@ armgen_runtime::json_object! {
     ManagedClusterBootstrapProfile {
         "artifactSource" => artifact_source,
         "containerRegistryId" => container_registry_id,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterBootstrapProfile {
@@ -1630,18 +1412,16 @@ impl armgen_runtime::UnknownFields for ManagedClusterBootstrapProfile {
 /// The cost analysis configuration for the cluster
 ///
 /// Schema `ManagedClusterCostAnalysis`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterCostAnalysis {
     /// Whether to enable cost analysis. The Managed Cluster sku.tier must be set to 'Standard' or 'Premium' to enable this feature. Enabling this will add Kubernetes Namespace and Deployment details to the Cost Analysis views in the Azure portal. If not specified, the default is false. For more information see aka.ms/aks/docs/cost-analysis.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ManagedClusterCostAnalysis { "enabled" => enabled } rest => unknown_fields }
+armgen_runtime::json_object! { ManagedClusterCostAnalysis { "enabled" => enabled } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterCostAnalysis {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1652,26 +1432,20 @@ impl armgen_runtime::UnknownFields for ManagedClusterCostAnalysis {
 /// Cluster HTTP proxy configuration.
 ///
 /// Schema `ManagedClusterHTTPProxyConfig`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterHttpProxyConfig {
     /// The HTTP proxy server endpoint to use.
-    #[serde(rename = "httpProxy", default, skip_serializing_if = "Option::is_none")]
     pub http_proxy: Option<String>,
     /// The HTTPS proxy server endpoint to use.
-    #[serde(rename = "httpsProxy", default, skip_serializing_if = "Option::is_none")]
     pub https_proxy: Option<String>,
     /// The endpoints that should not go through proxy.
-    #[serde(rename = "noProxy", default, skip_serializing_if = "Option::is_none")]
     pub no_proxy: Option<Vec<String>>,
     /// Alternative CA cert to use for connecting to proxy servers.
-    #[serde(rename = "trustedCa", default, skip_serializing_if = "Option::is_none")]
     pub trusted_ca: Option<String>,
     /// Whether to enable HTTP Proxy. If not specified, the default is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1682,8 +1456,7 @@ armgen_runtime::json_object! {
         "noProxy" => no_proxy,
         "trustedCa" => trusted_ca,
         "enabled" => enabled,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterHttpProxyConfig {
@@ -1695,30 +1468,24 @@ impl armgen_runtime::UnknownFields for ManagedClusterHttpProxyConfig {
 /// Identity for the managed cluster.
 ///
 /// Schema `ManagedClusterIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterIdentity {
     /// The principal id of the system assigned identity which is used by master components.
     ///
     /// Read-only.
-    #[serde(rename = "principalId", default, skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// The tenant id of the system assigned identity which is used by master components.
     ///
     /// Read-only.
-    #[serde(rename = "tenantId", default, skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// The type of identity used for the managed cluster. For more information see [use managed identities in AKS](<https://docs.microsoft.com/azure/aks/use-managed-identity>).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<ResourceIdentityType>,
     /// The delegated identity resources assigned to this managed cluster. This can only be set by another Azure Resource Provider, and managed cluster only accept one delegated identity resource. Internal use only.
-    #[serde(rename = "delegatedResources", default, skip_serializing_if = "Option::is_none")]
     pub delegated_resources: Option<BTreeMap<String, DelegatedResource>>,
     /// The user identity associated with the managed cluster. This identity will be used in control plane. Only one user assigned identity is allowed. The keys must be ARM resource IDs in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
-    #[serde(rename = "userAssignedIdentities", default, skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1729,8 +1496,7 @@ armgen_runtime::json_object! {
         "type" => r#type,
         "delegatedResources" => delegated_resources,
         "userAssignedIdentities" => user_assigned_identities,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
@@ -1747,21 +1513,16 @@ impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
 /// Ingress profile for the container service cluster.
 ///
 /// Schema `ManagedClusterIngressProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterIngressProfile {
     /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at <https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default>.
-    #[serde(rename = "webAppRouting", default, skip_serializing_if = "Option::is_none")]
     pub web_app_routing: Option<ManagedClusterIngressProfileWebAppRouting>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! {
-    ManagedClusterIngressProfile { "webAppRouting" => web_app_routing }
-    rest => unknown_fields
-}
+armgen_runtime::json_object! { ManagedClusterIngressProfile { "webAppRouting" => web_app_routing } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1773,20 +1534,17 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
 /// Nginx ingress controller configuration for the managed cluster ingress profile.
 ///
 /// Schema `ManagedClusterIngressProfileNginx`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterIngressProfileNginx {
     /// Ingress type for the default NginxIngressController custom resource
-    #[serde(rename = "defaultIngressControllerType", default, skip_serializing_if = "Option::is_none")]
     pub default_ingress_controller_type: Option<NginxIngressControllerType>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterIngressProfileNginx { "defaultIngressControllerType" => default_ingress_controller_type }
-    rest => unknown_fields
+    ManagedClusterIngressProfileNginx { "defaultIngressControllerType" => default_ingress_controller_type } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileNginx {
@@ -1800,25 +1558,20 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileNginx {
 /// Application Routing add-on settings for the ingress profile.
 ///
 /// Schema `ManagedClusterIngressProfileWebAppRouting`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterIngressProfileWebAppRouting {
     /// Whether to enable the Application Routing add-on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Resource IDs of the DNS zones to be associated with the Application Routing add-on. Used only when Application Routing add-on is enabled. Public and private DNS zones can be in different resource groups, but all public DNS zones must be in the same resource group and all private DNS zones must be in the same resource group.
-    #[serde(rename = "dnsZoneResourceIds", default, skip_serializing_if = "Option::is_none")]
     pub dns_zone_resource_ids: Option<Vec<String>>,
     /// Configuration for the default NginxIngressController. See more at <https://learn.microsoft.com/en-us/azure/aks/app-routing-nginx-configuration#the-default-nginx-ingress-controller>.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nginx: Option<ManagedClusterIngressProfileNginx>,
     /// Managed identity of the Application Routing add-on. This is the identity that should be granted permissions, for example, to manage the associated Azure DNS resource and get certificates from Azure Key Vault. See [this overview of the add-on](<https://learn.microsoft.com/en-us/azure/aks/web-app-routing?tabs=with-osm>) for more instructions.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<UserAssignedIdentity>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1828,8 +1581,7 @@ armgen_runtime::json_object! {
         "dnsZoneResourceIds" => dns_zone_resource_ids,
         "nginx" => nginx,
         "identity" => identity,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting {
@@ -1843,43 +1595,34 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting
 /// Profile of the managed cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
-    #[serde(rename = "managedOutboundIPs", default, skip_serializing_if = "Option::is_none")]
     pub managed_outbound_i_ps: Option<ManagedClusterLoadBalancerProfileManagedOutboundIPs>,
     /// Desired outbound IP Prefix resources for the cluster load balancer.
-    #[serde(rename = "outboundIPPrefixes", default, skip_serializing_if = "Option::is_none")]
     pub outbound_ip_prefixes: Option<ManagedClusterLoadBalancerProfileOutboundIpPrefixes>,
     /// Desired outbound IP resources for the cluster load balancer.
-    #[serde(rename = "outboundIPs", default, skip_serializing_if = "Option::is_none")]
     pub outbound_i_ps: Option<ManagedClusterLoadBalancerProfileOutboundIPs>,
     /// The effective outbound IP resources of the cluster load balancer.
     ///
     /// Read-only.
-    #[serde(rename = "effectiveOutboundIPs", default, skip_serializing_if = "Option::is_none")]
     pub effective_outbound_i_ps: Option<Vec<ResourceReference>>,
     /// The desired number of allocated SNAT ports per VM. Allowed values are in the range of 0 to 64000 (inclusive). The default value is 0 which results in Azure dynamically allocating ports.
     ///
     /// Format: `int32`. Default: `0`.
-    #[serde(rename = "allocatedOutboundPorts", default, skip_serializing_if = "Option::is_none")]
     pub allocated_outbound_ports: Option<i32>,
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 30 minutes.
     ///
     /// Format: `int32`. Default: `30`.
-    #[serde(rename = "idleTimeoutInMinutes", default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
     /// Enable multiple standard load balancers per AKS cluster or not.
-    #[serde(rename = "enableMultipleStandardLoadBalancers", default, skip_serializing_if = "Option::is_none")]
     pub enable_multiple_standard_load_balancers: Option<bool>,
     /// The type of the managed inbound Load Balancer BackendPool.
     ///
     /// Default: `"NodeIPConfiguration"`.
-    #[serde(rename = "backendPoolType", default, skip_serializing_if = "Option::is_none")]
     pub backend_pool_type: Option<BackendPoolType>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1893,8 +1636,7 @@ armgen_runtime::json_object! {
         "idleTimeoutInMinutes" => idle_timeout_in_minutes,
         "enableMultipleStandardLoadBalancers" => enable_multiple_standard_load_balancers,
         "backendPoolType" => backend_pool_type,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
@@ -1914,27 +1656,23 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
 /// Desired managed outbound IPs for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileManagedOutboundIPs`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The desired number of IPv4 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 1.
     ///
     /// Format: `int32`. Default: `1`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// The desired number of IPv6 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 0 for single-stack and 1 for dual-stack.
     ///
     /// Format: `int32`. Default: `0`.
-    #[serde(rename = "countIPv6", default, skip_serializing_if = "Option::is_none")]
     pub count_i_pv6: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterLoadBalancerProfileManagedOutboundIPs { "count" => count, "countIPv6" => count_i_pv6 }
-    rest => unknown_fields
+    ManagedClusterLoadBalancerProfileManagedOutboundIPs { "count" => count, "countIPv6" => count_i_pv6 } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
@@ -1946,20 +1684,17 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedO
 /// Desired outbound IP resources for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileOutboundIPs`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// A list of public IP resources.
-    #[serde(rename = "publicIPs", default, skip_serializing_if = "Option::is_none")]
     pub public_i_ps: Option<Vec<ResourceReference>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterLoadBalancerProfileOutboundIPs { "publicIPs" => public_i_ps }
-    rest => unknown_fields
+    ManagedClusterLoadBalancerProfileOutboundIPs { "publicIPs" => public_i_ps } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIPs {
@@ -1972,20 +1707,17 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutbound
 /// Desired outbound IP Prefix resources for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileOutboundIPPrefixes`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
-    #[serde(rename = "publicIPPrefixes", default, skip_serializing_if = "Option::is_none")]
     pub public_ip_prefixes: Option<Vec<ResourceReference>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterLoadBalancerProfileOutboundIpPrefixes { "publicIPPrefixes" => public_ip_prefixes }
-    rest => unknown_fields
+    ManagedClusterLoadBalancerProfileOutboundIpPrefixes { "publicIPPrefixes" => public_ip_prefixes } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
@@ -1998,20 +1730,18 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutbound
 /// Profile of the managed outbound IP resources of the managed cluster.
 ///
 /// Schema `ManagedClusterManagedOutboundIPProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterManagedOutboundIpProfile {
     /// The desired number of outbound IPs created/managed by Azure. Allowed values must be in the range of 1 to 16 (inclusive). The default value is 1.
     ///
     /// Format: `int32`. Default: `1`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ManagedClusterManagedOutboundIpProfile { "count" => count } rest => unknown_fields }
+armgen_runtime::json_object! { ManagedClusterManagedOutboundIpProfile { "count" => count } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -2022,18 +1752,16 @@ impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
 /// The metrics profile for the ManagedCluster.
 ///
 /// Schema `ManagedClusterMetricsProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterMetricsProfile {
     /// The configuration for detailed per-Kubernetes resource cost analysis.
-    #[serde(rename = "costAnalysis", default, skip_serializing_if = "Option::is_none")]
     pub cost_analysis: Option<ManagedClusterCostAnalysis>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ManagedClusterMetricsProfile { "costAnalysis" => cost_analysis } rest => unknown_fields }
+armgen_runtime::json_object! { ManagedClusterMetricsProfile { "costAnalysis" => cost_analysis } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -2045,24 +1773,20 @@ impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
 /// Profile of the managed cluster NAT gateway.
 ///
 /// Schema `ManagedClusterNATGatewayProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterNatGatewayProfile {
     /// Profile of the managed outbound IP resources of the cluster NAT gateway.
-    #[serde(rename = "managedOutboundIPProfile", default, skip_serializing_if = "Option::is_none")]
     pub managed_outbound_ip_profile: Option<ManagedClusterManagedOutboundIpProfile>,
     /// The effective outbound IP resources of the cluster NAT gateway.
     ///
     /// Read-only.
-    #[serde(rename = "effectiveOutboundIPs", default, skip_serializing_if = "Option::is_none")]
     pub effective_outbound_i_ps: Option<Vec<ResourceReference>>,
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 4 minutes.
     ///
     /// Format: `int32`. Default: `4`.
-    #[serde(rename = "idleTimeoutInMinutes", default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2071,8 +1795,7 @@ armgen_runtime::json_object! {
         "managedOutboundIPProfile" => managed_outbound_ip_profile,
         "effectiveOutboundIPs" => effective_outbound_i_ps,
         "idleTimeoutInMinutes" => idle_timeout_in_minutes,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
@@ -2088,25 +1811,21 @@ impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
 /// Node provisioning profile for the managed cluster.
 ///
 /// Schema `ManagedClusterNodeProvisioningProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterNodeProvisioningProfile {
     /// The node provisioning mode. If not specified, the default is Manual.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<NodeProvisioningMode>,
     /// The set of default Karpenter NodePools (CRDs) configured for node provisioning. This field has no effect unless mode is 'Auto'. Warning: Changing this from Auto to None on an existing cluster will cause the default Karpenter NodePools to be deleted, which will drain and delete the nodes associated with those pools. It is strongly recommended to not do this unless there are idle nodes ready to take the pods evicted by that action. If not specified, the default is Auto. For more information see aka.ms/aks/nap#node-pools.
     ///
     /// Default: `"Auto"`.
-    #[serde(rename = "defaultNodePools", default, skip_serializing_if = "Option::is_none")]
     pub default_node_pools: Option<NodeProvisioningDefaultNodePools>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterNodeProvisioningProfile { "mode" => mode, "defaultNodePools" => default_node_pools }
-    rest => unknown_fields
+    ManagedClusterNodeProvisioningProfile { "mode" => mode, "defaultNodePools" => default_node_pools } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterNodeProvisioningProfile {
@@ -2120,20 +1839,17 @@ impl armgen_runtime::UnknownFields for ManagedClusterNodeProvisioningProfile {
 /// Node resource group lockdown profile for a managed cluster.
 ///
 /// Schema `ManagedClusterNodeResourceGroupProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterNodeResourceGroupProfile {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
-    #[serde(rename = "restrictionLevel", default, skip_serializing_if = "Option::is_none")]
     pub restriction_level: Option<RestrictionLevel>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterNodeResourceGroupProfile { "restrictionLevel" => restriction_level }
-    rest => unknown_fields
+    ManagedClusterNodeResourceGroupProfile { "restrictionLevel" => restriction_level } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterNodeResourceGroupProfile {
@@ -2146,25 +1862,21 @@ impl armgen_runtime::UnknownFields for ManagedClusterNodeResourceGroupProfile {
 /// The OIDC issuer profile of the Managed Cluster.
 ///
 /// Schema `ManagedClusterOIDCIssuerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterOidcIssuerProfile {
     /// The OIDC issuer url of the Managed Cluster.
     ///
     /// Read-only.
-    #[serde(rename = "issuerURL", default, skip_serializing_if = "Option::is_none")]
     pub issuer_url: Option<String>,
     /// Whether the OIDC issuer is enabled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterOidcIssuerProfile { "issuerURL" => issuer_url, "enabled" => enabled }
-    rest => unknown_fields
+    ManagedClusterOidcIssuerProfile { "issuerURL" => issuer_url, "enabled" => enabled } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterOidcIssuerProfile {
@@ -2176,41 +1888,38 @@ impl armgen_runtime::UnknownFields for ManagedClusterOidcIssuerProfile {
 /// Details about the pod identity assigned to the Managed Cluster.
 ///
 /// Schema `ManagedClusterPodIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentity {
     /// The name of the pod identity.
     pub name: String,
     /// The namespace of the pod identity.
     pub namespace: String,
     /// The binding selector to use for the AzureIdentityBinding resource.
-    #[serde(rename = "bindingSelector", default, skip_serializing_if = "Option::is_none")]
     pub binding_selector: Option<String>,
     /// The user assigned identity details.
     pub identity: UserAssignedIdentity,
     /// The current provisioning state of the pod identity.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ManagedClusterPodIdentityProvisioningState>,
     /// The provisioning information for the pod identity.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningInfo", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_info: Option<ManagedClusterPodIdentityProvisioningInfo>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterPodIdentity {
+        "name" => name (required),
+        "namespace" => namespace (required),
         "bindingSelector" => binding_selector,
+        "identity" => identity (required),
         "provisioningState" => provisioning_state,
         "provisioningInfo" => provisioning_info,
-    }
-    required { "name" => name, "namespace" => namespace, "identity" => identity }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
@@ -2226,25 +1935,25 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
 /// A pod identity exception, which allows pods with certain labels to access the Azure Instance Metadata Service (IMDS) endpoint without being intercepted by the node-managed identity (NMI) server. See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
 ///
 /// Schema `ManagedClusterPodIdentityException`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentityException {
     /// The name of the pod identity exception.
     pub name: String,
     /// The namespace of the pod identity exception.
     pub namespace: String,
     /// The pod labels to match.
-    #[serde(rename = "podLabels")]
     pub pod_labels: BTreeMap<String, String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterPodIdentityException {}
-    required { "name" => name, "namespace" => namespace, "podLabels" => pod_labels }
-    rest => unknown_fields
+    ManagedClusterPodIdentityException {
+        "name" => name (required),
+        "namespace" => namespace (required),
+        "podLabels" => pod_labels (required),
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
@@ -2256,23 +1965,18 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
 /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
 ///
 /// Schema `ManagedClusterPodIdentityProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentityProfile {
     /// Whether the pod identity addon is enabled.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Whether pod identity is allowed to run on clusters with Kubenet networking. Running in Kubenet is disabled by default due to the security related nature of AAD Pod Identity and the risks of IP spoofing. See [using Kubenet network plugin with AAD Pod Identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity#using-kubenet-network-plugin-with-azure-active-directory-pod-managed-identities>) for more information.
-    #[serde(rename = "allowNetworkPluginKubenet", default, skip_serializing_if = "Option::is_none")]
     pub allow_network_plugin_kubenet: Option<bool>,
     /// The pod identities to use in the cluster.
-    #[serde(rename = "userAssignedIdentities", default, skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<Vec<ManagedClusterPodIdentity>>,
     /// The pod identity exceptions to allow.
-    #[serde(rename = "userAssignedIdentityExceptions", default, skip_serializing_if = "Option::is_none")]
     pub user_assigned_identity_exceptions: Option<Vec<ManagedClusterPodIdentityException>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2282,8 +1986,7 @@ armgen_runtime::json_object! {
         "allowNetworkPluginKubenet" => allow_network_plugin_kubenet,
         "userAssignedIdentities" => user_assigned_identities,
         "userAssignedIdentityExceptions" => user_assigned_identity_exceptions,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
@@ -2299,18 +2002,16 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningError`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentityProvisioningError {
     /// Details about the error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ManagedClusterPodIdentityProvisioningErrorBody>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningError { "error" => error } rest => unknown_fields }
+armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningError { "error" => error } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningError {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -2322,23 +2023,18 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErro
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningErrorBody`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     /// An identifier for the error. Codes are invariant and are intended to be consumed programmatically.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// A message describing the error, intended to be suitable for display in a user interface.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The target of the particular error. For example, the name of the property in error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// A list of additional details about the error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<ManagedClusterPodIdentityProvisioningErrorBody>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2348,8 +2044,7 @@ armgen_runtime::json_object! {
         "message" => message,
         "target" => target,
         "details" => details,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErrorBody {
@@ -2362,18 +2057,16 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErro
 /// Pod identity provisioning information.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningInfo`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentityProvisioningInfo {
     /// Pod identity assignment error (if any).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ManagedClusterPodIdentityProvisioningError>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningInfo { "error" => error } rest => unknown_fields }
+armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningInfo { "error" => error } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningInfo {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -2406,32 +2099,30 @@ armgen_runtime::open_enum! {
 /// The list of available upgrade versions.
 ///
 /// Schema `ManagedClusterPoolUpgradeProfile`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagedClusterPoolUpgradeProfile {
     /// The Kubernetes version (major.minor.patch).
-    #[serde(rename = "kubernetesVersion")]
     pub kubernetes_version: String,
     /// The Agent Pool name.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The operating system type. The default is Linux.
     ///
     /// Default: `"Linux"`.
-    #[serde(rename = "osType")]
     pub os_type: OsType,
     /// List of orchestrator types and versions available for upgrade.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub upgrades: Option<Vec<ManagedClusterPoolUpgradeProfileUpgradesItem>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterPoolUpgradeProfile { "name" => name, "upgrades" => upgrades }
-    required { "kubernetesVersion" => kubernetes_version, "osType" => os_type }
-    rest => unknown_fields
+    ManagedClusterPoolUpgradeProfile {
+        "kubernetesVersion" => kubernetes_version (required),
+        "name" => name,
+        "osType" => os_type (required),
+        "upgrades" => upgrades,
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfile {
@@ -2445,17 +2136,14 @@ impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfile {
 /// Available upgrades for an AgentPool.
 ///
 /// Schema `ManagedClusterPoolUpgradeProfileUpgradesItem`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
     /// The Kubernetes version (major.minor.patch).
-    #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// Whether the Kubernetes version is currently in preview.
-    #[serde(rename = "isPreview", default, skip_serializing_if = "Option::is_none")]
     pub is_preview: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2463,8 +2151,7 @@ armgen_runtime::json_object! {
     ManagedClusterPoolUpgradeProfileUpgradesItem {
         "kubernetesVersion" => kubernetes_version,
         "isPreview" => is_preview,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfileUpgradesItem {
@@ -2476,166 +2163,120 @@ impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfileUpgradesI
 /// Properties of the managed cluster.
 ///
 /// Schema `ManagedClusterProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterProperties {
     /// The current provisioning state.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// The Power State of the cluster.
     ///
     /// Read-only.
-    #[serde(rename = "powerState", default, skip_serializing_if = "Option::is_none")]
     pub power_state: Option<PowerState>,
     /// The max number of agent pools for the managed cluster.
     ///
     /// Read-only. Format: `int32`.
-    #[serde(rename = "maxAgentPools", default, skip_serializing_if = "Option::is_none")]
     pub max_agent_pools: Option<i32>,
     /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. When you upgrade a supported AKS cluster, Kubernetes minor versions cannot be skipped. All upgrades must be performed sequentially by major version number. For example, upgrades between 1.14.x -&gt; 1.15.x or 1.15.x -&gt; 1.16.x are allowed, however 1.14.x -&gt; 1.16.x is not allowed. See [upgrading an AKS cluster](<https://docs.microsoft.com/azure/aks/upgrade-cluster>) for more details.
-    #[serde(rename = "kubernetesVersion", default, skip_serializing_if = "Option::is_none")]
     pub kubernetes_version: Option<String>,
     /// The version of Kubernetes the Managed Cluster is running. If kubernetesVersion was a fully specified version &lt;major.minor.patch&gt;, this field will be exactly equal to it. If kubernetesVersion was &lt;major.minor&gt;, this field will contain the full &lt;major.minor.patch&gt; version being used.
     ///
     /// Read-only.
-    #[serde(rename = "currentKubernetesVersion", default, skip_serializing_if = "Option::is_none")]
     pub current_kubernetes_version: Option<String>,
     /// The DNS prefix of the Managed Cluster. This cannot be updated once the Managed Cluster has been created.
-    #[serde(rename = "dnsPrefix", default, skip_serializing_if = "Option::is_none")]
     pub dns_prefix: Option<String>,
     /// The FQDN subdomain of the private cluster with custom private dns zone. This cannot be updated once the Managed Cluster has been created.
-    #[serde(rename = "fqdnSubdomain", default, skip_serializing_if = "Option::is_none")]
     pub fqdn_subdomain: Option<String>,
     /// The FQDN of the master pool.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fqdn: Option<String>,
     /// The FQDN of private cluster.
     ///
     /// Read-only.
-    #[serde(rename = "privateFQDN", default, skip_serializing_if = "Option::is_none")]
     pub private_fqdn: Option<String>,
     /// The special FQDN used by the Azure Portal to access the Managed Cluster. This FQDN is for use only by the Azure Portal and should not be used by other clients. The Azure Portal requires certain Cross-Origin Resource Sharing (CORS) headers to be sent in some responses, which Kubernetes APIServer doesn't handle by default. This special FQDN supports CORS, allowing the Azure Portal to function properly.
     ///
     /// Read-only.
-    #[serde(rename = "azurePortalFQDN", default, skip_serializing_if = "Option::is_none")]
     pub azure_portal_fqdn: Option<String>,
     /// The agent pool properties.
     ///
     /// Items are identified by `name`.
-    #[serde(rename = "agentPoolProfiles", default, skip_serializing_if = "Option::is_none")]
     pub agent_pool_profiles: Option<Vec<ManagedClusterAgentPoolProfile>>,
     /// The profile for Linux VMs in the Managed Cluster.
-    #[serde(rename = "linuxProfile", default, skip_serializing_if = "Option::is_none")]
     pub linux_profile: Option<ContainerServiceLinuxProfile>,
     /// The profile for Windows VMs in the Managed Cluster.
-    #[serde(rename = "windowsProfile", default, skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<ManagedClusterWindowsProfile>,
     /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
-    #[serde(rename = "servicePrincipalProfile", default, skip_serializing_if = "Option::is_none")]
     pub service_principal_profile: Option<ManagedClusterServicePrincipalProfile>,
     /// The profile of managed cluster add-on.
-    #[serde(rename = "addonProfiles", default, skip_serializing_if = "Option::is_none")]
     pub addon_profiles: Option<BTreeMap<String, ManagedClusterAddonProfile>>,
     /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on AAD pod identity integration.
-    #[serde(rename = "podIdentityProfile", default, skip_serializing_if = "Option::is_none")]
     pub pod_identity_profile: Option<ManagedClusterPodIdentityProfile>,
     /// The OIDC issuer profile of the Managed Cluster.
-    #[serde(rename = "oidcIssuerProfile", default, skip_serializing_if = "Option::is_none")]
     pub oidc_issuer_profile: Option<ManagedClusterOidcIssuerProfile>,
     /// The name of the resource group containing agent pool nodes.
-    #[serde(rename = "nodeResourceGroup", default, skip_serializing_if = "Option::is_none")]
     pub node_resource_group: Option<String>,
     /// Profile of the node resource group configuration.
-    #[serde(rename = "nodeResourceGroupProfile", default, skip_serializing_if = "Option::is_none")]
     pub node_resource_group_profile: Option<ManagedClusterNodeResourceGroupProfile>,
     /// Whether to enable Kubernetes Role-Based Access Control.
-    #[serde(rename = "enableRBAC", default, skip_serializing_if = "Option::is_none")]
     pub enable_rbac: Option<bool>,
     /// The support plan for the Managed Cluster. If unspecified, the default is 'KubernetesOfficial'.
-    #[serde(rename = "supportPlan", default, skip_serializing_if = "Option::is_none")]
     pub support_plan: Option<KubernetesSupportPlan>,
     /// The network configuration profile.
-    #[serde(rename = "networkProfile", default, skip_serializing_if = "Option::is_none")]
     pub network_profile: Option<ContainerServiceNetworkProfile>,
     /// The Azure Active Directory configuration.
-    #[serde(rename = "aadProfile", default, skip_serializing_if = "Option::is_none")]
     pub aad_profile: Option<ManagedClusterAadProfile>,
     /// The auto upgrade configuration.
-    #[serde(rename = "autoUpgradeProfile", default, skip_serializing_if = "Option::is_none")]
     pub auto_upgrade_profile: Option<ManagedClusterAutoUpgradeProfile>,
     /// Settings for upgrading a cluster.
-    #[serde(rename = "upgradeSettings", default, skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<ClusterUpgradeSettings>,
     /// Parameters to be applied to the cluster-autoscaler when enabled
-    #[serde(rename = "autoScalerProfile", default, skip_serializing_if = "Option::is_none")]
     pub auto_scaler_profile: Option<ManagedClusterPropertiesAutoScalerProfile>,
     /// The access profile for managed cluster API server.
-    #[serde(rename = "apiServerAccessProfile", default, skip_serializing_if = "Option::is_none")]
     pub api_server_access_profile: Option<ManagedClusterApiServerAccessProfile>,
     /// The Resource ID of the disk encryption set to use for enabling encryption at rest. This is of the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/diskEncryptionSets/{encryptionSetName}'
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "diskEncryptionSetID", default, skip_serializing_if = "Option::is_none")]
     pub disk_encryption_set_id: Option<String>,
     /// The user identity associated with the managed cluster. This identity will be used by the kubelet. Only one user assigned identity is allowed. The only accepted key is "kubeletidentity", with value of "resourceId": "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}".
-    #[serde(rename = "identityProfile", default, skip_serializing_if = "Option::is_none")]
     pub identity_profile: Option<BTreeMap<String, UserAssignedIdentity>>,
     /// Private link resources associated with the cluster.
-    #[serde(rename = "privateLinkResources", default, skip_serializing_if = "Option::is_none")]
     pub private_link_resources: Option<Vec<PrivateLinkResource>>,
     /// If local accounts should be disabled on the Managed Cluster. If set to true, getting static credentials will be disabled for this cluster. This must only be used on Managed Clusters that are AAD enabled. For more details see [disable local accounts](<https://docs.microsoft.com/azure/aks/managed-aad#disable-local-accounts-preview>).
-    #[serde(rename = "disableLocalAccounts", default, skip_serializing_if = "Option::is_none")]
     pub disable_local_accounts: Option<bool>,
     /// Configurations for provisioning the cluster with HTTP proxy servers.
-    #[serde(rename = "httpProxyConfig", default, skip_serializing_if = "Option::is_none")]
     pub http_proxy_config: Option<ManagedClusterHttpProxyConfig>,
     /// Security profile for the managed cluster.
-    #[serde(rename = "securityProfile", default, skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<ManagedClusterSecurityProfile>,
     /// Storage profile for the managed cluster.
-    #[serde(rename = "storageProfile", default, skip_serializing_if = "Option::is_none")]
     pub storage_profile: Option<ManagedClusterStorageProfile>,
     /// Ingress profile for the managed cluster.
-    #[serde(rename = "ingressProfile", default, skip_serializing_if = "Option::is_none")]
     pub ingress_profile: Option<ManagedClusterIngressProfile>,
     /// PublicNetworkAccess of the managedCluster. Allow or deny public network access for AKS
-    #[serde(rename = "publicNetworkAccess", default, skip_serializing_if = "Option::is_none")]
     pub public_network_access: Option<PublicNetworkAccess>,
     /// Workload Auto-scaler profile for the managed cluster.
-    #[serde(rename = "workloadAutoScalerProfile", default, skip_serializing_if = "Option::is_none")]
     pub workload_auto_scaler_profile: Option<ManagedClusterWorkloadAutoScalerProfile>,
     /// Azure Monitor addon profiles for monitoring the managed cluster.
-    #[serde(rename = "azureMonitorProfile", default, skip_serializing_if = "Option::is_none")]
     pub azure_monitor_profile: Option<ManagedClusterAzureMonitorProfile>,
     /// Service mesh profile for a managed cluster.
-    #[serde(rename = "serviceMeshProfile", default, skip_serializing_if = "Option::is_none")]
     pub service_mesh_profile: Option<ServiceMeshProfile>,
     /// The resourceUID uniquely identifies ManagedClusters that reuse ARM ResourceIds (i.e: create, delete, create sequence)
     ///
     /// Read-only.
-    #[serde(rename = "resourceUID", default, skip_serializing_if = "Option::is_none")]
     pub resource_uid: Option<String>,
     /// Optional cluster metrics configuration.
-    #[serde(rename = "metricsProfile", default, skip_serializing_if = "Option::is_none")]
     pub metrics_profile: Option<ManagedClusterMetricsProfile>,
     /// Node provisioning settings that apply to the whole cluster.
-    #[serde(rename = "nodeProvisioningProfile", default, skip_serializing_if = "Option::is_none")]
     pub node_provisioning_profile: Option<ManagedClusterNodeProvisioningProfile>,
     /// Profile of the cluster bootstrap configuration.
-    #[serde(rename = "bootstrapProfile", default, skip_serializing_if = "Option::is_none")]
     pub bootstrap_profile: Option<ManagedClusterBootstrapProfile>,
     /// AI toolchain operator settings that apply to the whole cluster.
-    #[serde(rename = "aiToolchainOperatorProfile", default, skip_serializing_if = "Option::is_none")]
     pub ai_toolchain_operator_profile: Option<ManagedClusterAiToolchainOperatorProfile>,
     /// Contains read-only information about the Managed Cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub status: Option<ManagedClusterStatus>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2686,8 +2327,7 @@ armgen_runtime::json_object! {
         "bootstrapProfile" => bootstrap_profile,
         "aiToolchainOperatorProfile" => ai_toolchain_operator_profile,
         "status" => status,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterProperties {
@@ -2745,71 +2385,50 @@ impl armgen_runtime::UnknownFields for ManagedClusterProperties {
 /// Parameters to be applied to the cluster-autoscaler when enabled
 ///
 /// Schema `ManagedClusterPropertiesAutoScalerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Detects similar node pools and balances the number of nodes between them. Valid values are 'true' and 'false'
-    #[serde(rename = "balance-similar-node-groups", default, skip_serializing_if = "Option::is_none")]
     pub balance_similar_node_groups: Option<String>,
     /// DaemonSet pods will be gracefully terminated from empty nodes. If set to true, all daemonset pods on empty nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(rename = "daemonset-eviction-for-empty-nodes", default, skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_empty_nodes: Option<bool>,
     /// DaemonSet pods will be gracefully terminated from non-empty nodes. If set to true, all daemonset pods on occupied nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(rename = "daemonset-eviction-for-occupied-nodes", default, skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_occupied_nodes: Option<bool>,
     /// Should CA ignore DaemonSet pods when calculating resource utilization for scaling down. If set to true, the resources used by daemonset will be taken into account when making scaling down decisions.
-    #[serde(rename = "ignore-daemonsets-utilization", default, skip_serializing_if = "Option::is_none")]
     pub ignore_daemonsets_utilization: Option<bool>,
     /// The expander to use when scaling up. If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expander: Option<Expander>,
     /// The maximum number of empty nodes that can be deleted at the same time. This must be a positive integer. The default is 10.
-    #[serde(rename = "max-empty-bulk-delete", default, skip_serializing_if = "Option::is_none")]
     pub max_empty_bulk_delete: Option<String>,
     /// The maximum number of seconds the cluster autoscaler waits for pod termination when trying to scale down a node. The default is 600.
-    #[serde(rename = "max-graceful-termination-sec", default, skip_serializing_if = "Option::is_none")]
     pub max_graceful_termination_sec: Option<String>,
     /// The maximum time the autoscaler waits for a node to be provisioned. The default is '15m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "max-node-provision-time", default, skip_serializing_if = "Option::is_none")]
     pub max_node_provision_time: Option<String>,
     /// The maximum percentage of unready nodes in the cluster. After this percentage is exceeded, cluster autoscaler halts operations. The default is 45. The maximum is 100 and the minimum is 0.
-    #[serde(rename = "max-total-unready-percentage", default, skip_serializing_if = "Option::is_none")]
     pub max_total_unready_percentage: Option<String>,
     /// Ignore unscheduled pods before they're a certain age. For scenarios like burst/batch scale where you don't want CA to act before the kubernetes scheduler could schedule all the pods, you can tell CA to ignore unscheduled pods before they're a certain age. The default is '0s'. Values must be an integer followed by a unit ('s' for seconds, 'm' for minutes, 'h' for hours, etc).
-    #[serde(rename = "new-pod-scale-up-delay", default, skip_serializing_if = "Option::is_none")]
     pub new_pod_scale_up_delay: Option<String>,
     /// The number of allowed unready nodes, irrespective of max-total-unready-percentage. This must be an integer. The default is 3.
-    #[serde(rename = "ok-total-unready-count", default, skip_serializing_if = "Option::is_none")]
     pub ok_total_unready_count: Option<String>,
     /// How often cluster is reevaluated for scale up or down. The default is '10'. Values must be an integer number of seconds.
-    #[serde(rename = "scan-interval", default, skip_serializing_if = "Option::is_none")]
     pub scan_interval: Option<String>,
     /// How long after scale up that scale down evaluation resumes. The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "scale-down-delay-after-add", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_add: Option<String>,
     /// How long after node deletion that scale down evaluation resumes. The default is the scan-interval. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "scale-down-delay-after-delete", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_delete: Option<String>,
     /// How long after scale down failure that scale down evaluation resumes. The default is '3m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "scale-down-delay-after-failure", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_failure: Option<String>,
     /// How long a node should be unneeded before it is eligible for scale down. The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "scale-down-unneeded-time", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_unneeded_time: Option<String>,
     /// How long an unready node should be unneeded before it is eligible for scale down. The default is '20m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "scale-down-unready-time", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_unready_time: Option<String>,
     /// Node utilization level, defined as sum of requested resources divided by capacity, below which a node can be considered for scale down. The default is '0.5'.
-    #[serde(rename = "scale-down-utilization-threshold", default, skip_serializing_if = "Option::is_none")]
     pub scale_down_utilization_threshold: Option<String>,
     /// If cluster autoscaler will skip deleting nodes with pods with local storage, for example, EmptyDir or HostPath. The default is true.
-    #[serde(rename = "skip-nodes-with-local-storage", default, skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_local_storage: Option<String>,
     /// If cluster autoscaler will skip deleting nodes with pods from kube-system (except for DaemonSet or mirror pods). The default is true.
-    #[serde(rename = "skip-nodes-with-system-pods", default, skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_system_pods: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2835,8 +2454,7 @@ armgen_runtime::json_object! {
         "scale-down-utilization-threshold" => scale_down_utilization_threshold,
         "skip-nodes-with-local-storage" => skip_nodes_with_local_storage,
         "skip-nodes-with-system-pods" => skip_nodes_with_system_pods,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterPropertiesAutoScalerProfile {
@@ -2849,26 +2467,20 @@ impl armgen_runtime::UnknownFields for ManagedClusterPropertiesAutoScalerProfile
 /// Security profile for the container service cluster.
 ///
 /// Schema `ManagedClusterSecurityProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfile {
     /// Microsoft Defender settings for the security profile.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub defender: Option<ManagedClusterSecurityProfileDefender>,
     /// Azure Key Vault [key management service](<https://kubernetes.io/docs/tasks/administer-cluster/kms-provider/>) settings for the security profile.
-    #[serde(rename = "azureKeyVaultKms", default, skip_serializing_if = "Option::is_none")]
     pub azure_key_vault_kms: Option<AzureKeyVaultKms>,
     /// Workload identity settings for the security profile. Workload identity enables Kubernetes applications to access Azure cloud resources securely with Azure AD. See <https://aka.ms/aks/wi> for more details.
-    #[serde(rename = "workloadIdentity", default, skip_serializing_if = "Option::is_none")]
     pub workload_identity: Option<ManagedClusterSecurityProfileWorkloadIdentity>,
     /// Image Cleaner settings for the security profile.
-    #[serde(rename = "imageCleaner", default, skip_serializing_if = "Option::is_none")]
     pub image_cleaner: Option<ManagedClusterSecurityProfileImageCleaner>,
     /// A list of up to 10 base64 encoded CAs that will be added to the trust store on all nodes in the cluster. For more information see [Custom CA Trust Certificates](<https://learn.microsoft.com/en-us/azure/aks/custom-certificate-authority>).
-    #[serde(rename = "customCATrustCertificates", default, skip_serializing_if = "Option::is_none")]
     pub custom_ca_trust_certificates: Option<Vec<String>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2879,8 +2491,7 @@ armgen_runtime::json_object! {
         "workloadIdentity" => workload_identity,
         "imageCleaner" => image_cleaner,
         "customCATrustCertificates" => custom_ca_trust_certificates,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
@@ -2897,19 +2508,16 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
 /// Microsoft Defender settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileDefender`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfileDefender {
     /// Resource ID of the Log Analytics workspace to be associated with Microsoft Defender. When Microsoft Defender is enabled, this field is required and must be a valid workspace resource ID. When Microsoft Defender is disabled, leave the field empty.
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "logAnalyticsWorkspaceResourceId", default, skip_serializing_if = "Option::is_none")]
     pub log_analytics_workspace_resource_id: Option<String>,
     /// Microsoft Defender threat detection for Cloud settings for the security profile.
-    #[serde(rename = "securityMonitoring", default, skip_serializing_if = "Option::is_none")]
     pub security_monitoring: Option<ManagedClusterSecurityProfileDefenderSecurityMonitoring>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2917,8 +2525,7 @@ armgen_runtime::json_object! {
     ManagedClusterSecurityProfileDefender {
         "logAnalyticsWorkspaceResourceId" => log_analytics_workspace_resource_id,
         "securityMonitoring" => security_monitoring,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
@@ -2932,20 +2539,17 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
 /// Microsoft Defender settings for the security profile threat detection.
 ///
 /// Schema `ManagedClusterSecurityProfileDefenderSecurityMonitoring`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// Whether to enable Defender threat detection
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterSecurityProfileDefenderSecurityMonitoring { "enabled" => enabled }
-    rest => unknown_fields
+    ManagedClusterSecurityProfileDefenderSecurityMonitoring { "enabled" => enabled } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
@@ -2957,25 +2561,21 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecu
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileImageCleaner`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfileImageCleaner {
     /// Whether to enable Image Cleaner on AKS cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Image Cleaner scanning interval in hours.
     ///
     /// Format: `int32`.
-    #[serde(rename = "intervalHours", default, skip_serializing_if = "Option::is_none")]
     pub interval_hours: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterSecurityProfileImageCleaner { "enabled" => enabled, "intervalHours" => interval_hours }
-    rest => unknown_fields
+    ManagedClusterSecurityProfileImageCleaner { "enabled" => enabled, "intervalHours" => interval_hours } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner {
@@ -2987,21 +2587,16 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner
 /// Workload identity settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileWorkloadIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// Whether to enable workload identity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! {
-    ManagedClusterSecurityProfileWorkloadIdentity { "enabled" => enabled }
-    rest => unknown_fields
-}
+armgen_runtime::json_object! { ManagedClusterSecurityProfileWorkloadIdentity { "enabled" => enabled } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileWorkloadIdentity {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -3012,26 +2607,21 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileWorkloadIden
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
 ///
 /// Schema `ManagedClusterServicePrincipalProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterServicePrincipalProfile {
     /// The ID for the service principal.
-    #[serde(rename = "clientId")]
     pub client_id: String,
     /// The secret password associated with the service principal in plain text.
     ///
     /// Secret: never returned by the service. Format: `password`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterServicePrincipalProfile { "secret" => secret }
-    required { "clientId" => client_id }
-    rest => unknown_fields
+    ManagedClusterServicePrincipalProfile { "clientId" => client_id (required), "secret" => secret } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterServicePrincipalProfile {
@@ -3043,21 +2633,18 @@ impl armgen_runtime::UnknownFields for ManagedClusterServicePrincipalProfile {
 /// The SKU of a Managed Cluster.
 ///
 /// Schema `ManagedClusterSKU`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSku {
     /// The name of a managed cluster SKU.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<ManagedClusterSkuName>,
     /// The tier of a managed cluster SKU. If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tier: Option<ManagedClusterSkuTier>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ManagedClusterSku { "name" => name, "tier" => tier } rest => unknown_fields }
+armgen_runtime::json_object! { ManagedClusterSku { "name" => name, "tier" => tier } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterSku {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -3098,21 +2685,16 @@ armgen_runtime::open_enum! {
 /// The Static Egress Gateway addon configuration for the cluster.
 ///
 /// Schema `ManagedClusterStaticEgressGatewayProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStaticEgressGatewayProfile {
     /// Enable Static Egress Gateway addon. Indicates if Static Egress Gateway addon is enabled or not.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! {
-    ManagedClusterStaticEgressGatewayProfile { "enabled" => enabled }
-    rest => unknown_fields
-}
+armgen_runtime::json_object! { ManagedClusterStaticEgressGatewayProfile { "enabled" => enabled } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStaticEgressGatewayProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -3123,23 +2705,18 @@ impl armgen_runtime::UnknownFields for ManagedClusterStaticEgressGatewayProfile 
 /// Contains read-only information about the Managed Cluster.
 ///
 /// Schema `ManagedClusterStatus`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStatus {
     /// The error details information of the managed cluster. Preserves the detailed info of failure. If there was no error, this field is omitted.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningError", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_error: Option<ErrorDetail>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! {
-    ManagedClusterStatus { "provisioningError" => provisioning_error }
-    rest => unknown_fields
-}
+armgen_runtime::json_object! { ManagedClusterStatus { "provisioningError" => provisioning_error } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStatus {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -3152,23 +2729,18 @@ impl armgen_runtime::UnknownFields for ManagedClusterStatus {
 /// Storage profile for the container service cluster.
 ///
 /// Schema `ManagedClusterStorageProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStorageProfile {
     /// AzureDisk CSI Driver settings for the storage profile.
-    #[serde(rename = "diskCSIDriver", default, skip_serializing_if = "Option::is_none")]
     pub disk_csi_driver: Option<ManagedClusterStorageProfileDiskCsiDriver>,
     /// AzureFile CSI Driver settings for the storage profile.
-    #[serde(rename = "fileCSIDriver", default, skip_serializing_if = "Option::is_none")]
     pub file_csi_driver: Option<ManagedClusterStorageProfileFileCsiDriver>,
     /// Snapshot Controller settings for the storage profile.
-    #[serde(rename = "snapshotController", default, skip_serializing_if = "Option::is_none")]
     pub snapshot_controller: Option<ManagedClusterStorageProfileSnapshotController>,
     /// AzureBlob CSI Driver settings for the storage profile.
-    #[serde(rename = "blobCSIDriver", default, skip_serializing_if = "Option::is_none")]
     pub blob_csi_driver: Option<ManagedClusterStorageProfileBlobCsiDriver>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -3178,8 +2750,7 @@ armgen_runtime::json_object! {
         "fileCSIDriver" => file_csi_driver,
         "snapshotController" => snapshot_controller,
         "blobCSIDriver" => blob_csi_driver,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
@@ -3196,21 +2767,16 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
 /// AzureBlob CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileBlobCSIDriver`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// Whether to enable AzureBlob CSI Driver. The default value is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! {
-    ManagedClusterStorageProfileBlobCsiDriver { "enabled" => enabled }
-    rest => unknown_fields
-}
+armgen_runtime::json_object! { ManagedClusterStorageProfileBlobCsiDriver { "enabled" => enabled } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -3221,21 +2787,16 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver
 /// AzureDisk CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileDiskCSIDriver`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// Whether to enable AzureDisk CSI Driver. The default value is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! {
-    ManagedClusterStorageProfileDiskCsiDriver { "enabled" => enabled }
-    rest => unknown_fields
-}
+armgen_runtime::json_object! { ManagedClusterStorageProfileDiskCsiDriver { "enabled" => enabled } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -3246,21 +2807,16 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver
 /// AzureFile CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileFileCSIDriver`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// Whether to enable AzureFile CSI Driver. The default value is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! {
-    ManagedClusterStorageProfileFileCsiDriver { "enabled" => enabled }
-    rest => unknown_fields
-}
+armgen_runtime::json_object! { ManagedClusterStorageProfileFileCsiDriver { "enabled" => enabled } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -3271,20 +2827,17 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver
 /// Snapshot Controller settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileSnapshotController`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStorageProfileSnapshotController {
     /// Whether to enable Snapshot Controller. The default value is true.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterStorageProfileSnapshotController { "enabled" => enabled }
-    rest => unknown_fields
+    ManagedClusterStorageProfileSnapshotController { "enabled" => enabled } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotController {
@@ -3296,40 +2849,39 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotContr
 /// The list of available upgrades for compute pools.
 ///
 /// Schema `ManagedClusterUpgradeProfile`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagedClusterUpgradeProfile {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
     ///
     /// Read-only.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
     pub system_data: Option<SystemData>,
     /// The properties of the upgrade profile.
     pub properties: ManagedClusterUpgradeProfileProperties,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterUpgradeProfile { "id" => id, "name" => name, "type" => r#type, "systemData" => system_data }
-    required { "properties" => properties }
-    rest => unknown_fields
+    ManagedClusterUpgradeProfile {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "systemData" => system_data,
+        "properties" => properties (required),
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfile {
@@ -3343,24 +2895,22 @@ impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfile {
 /// Control plane and agent pool upgrade profiles.
 ///
 /// Schema `ManagedClusterUpgradeProfileProperties`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ManagedClusterUpgradeProfileProperties {
     /// The list of available upgrade versions for the control plane.
-    #[serde(rename = "controlPlaneProfile")]
     pub control_plane_profile: ManagedClusterPoolUpgradeProfile,
     /// The list of available upgrade versions for agent pools.
-    #[serde(rename = "agentPoolProfiles")]
     pub agent_pool_profiles: Vec<ManagedClusterPoolUpgradeProfile>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterUpgradeProfileProperties {}
-    required { "controlPlaneProfile" => control_plane_profile, "agentPoolProfiles" => agent_pool_profiles }
-    rest => unknown_fields
+    ManagedClusterUpgradeProfileProperties {
+        "controlPlaneProfile" => control_plane_profile (required),
+        "agentPoolProfiles" => agent_pool_profiles (required),
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfileProperties {
@@ -3376,40 +2926,33 @@ impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfileProperties {
 /// Profile for Windows VMs in the managed cluster.
 ///
 /// Schema `ManagedClusterWindowsProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterWindowsProfile {
     /// Specifies the name of the administrator account. &lt;br&gt;&lt;br&gt; **Restriction:** Cannot end in "." &lt;br&gt;&lt;br&gt; **Disallowed values:** "administrator", "admin", "user", "user1", "test", "user2", "test1", "user3", "admin1", "1", "123", "a", "actuser", "adm", "admin2", "aspnet", "backup", "console", "david", "guest", "john", "owner", "root", "server", "sql", "support", "support_388945a0", "sys", "test2", "test3", "user4", "user5". &lt;br&gt;&lt;br&gt; **Minimum-length:** 1 character &lt;br&gt;&lt;br&gt; **Max-length:** 20 characters
-    #[serde(rename = "adminUsername")]
     pub admin_username: String,
     /// Specifies the password of the administrator account. &lt;br&gt;&lt;br&gt; **Minimum-length:** 8 characters &lt;br&gt;&lt;br&gt; **Max-length:** 123 characters &lt;br&gt;&lt;br&gt; **Complexity requirements:** 3 out of 4 conditions below need to be fulfilled &lt;br&gt; Has lower characters &lt;br&gt;Has upper characters &lt;br&gt; Has a digit &lt;br&gt; Has a special character (Regex match \[\W_\]) &lt;br&gt;&lt;br&gt; **Disallowed values:** "abc@123", "P@$$w0rd", "P@ssw0rd", "P@ssword123", "Pa$$word", "pass@word1", "Password!", "Password1", "Password22", "iloveyou!"
     ///
     /// Secret: never returned by the service. Format: `password`.
-    #[serde(rename = "adminPassword", default, skip_serializing_if = "Option::is_none")]
     pub admin_password: Option<String>,
     /// The license type to use for Windows VMs. See [Azure Hybrid User Benefits](<https://azure.microsoft.com/pricing/hybrid-benefit/faq/>) for more details.
-    #[serde(rename = "licenseType", default, skip_serializing_if = "Option::is_none")]
     pub license_type: Option<LicenseType>,
     /// Whether to enable CSI proxy. For more details on CSI proxy, see the [CSI proxy GitHub repo](<https://github.com/kubernetes-csi/csi-proxy>).
-    #[serde(rename = "enableCSIProxy", default, skip_serializing_if = "Option::is_none")]
     pub enable_csi_proxy: Option<bool>,
     /// The Windows gMSA Profile in the Managed Cluster.
-    #[serde(rename = "gmsaProfile", default, skip_serializing_if = "Option::is_none")]
     pub gmsa_profile: Option<WindowsGmsaProfile>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterWindowsProfile {
+        "adminUsername" => admin_username (required),
         "adminPassword" => admin_password,
         "licenseType" => license_type,
         "enableCSIProxy" => enable_csi_proxy,
         "gmsaProfile" => gmsa_profile,
-    }
-    required { "adminUsername" => admin_username }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
@@ -3423,23 +2966,19 @@ impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
 /// Workload Auto-scaler profile for the managed cluster.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterWorkloadAutoScalerProfile {
     /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
     /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
-    #[serde(rename = "verticalPodAutoscaler", default, skip_serializing_if = "Option::is_none")]
     pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterWorkloadAutoScalerProfile { "keda" => keda, "verticalPodAutoscaler" => vertical_pod_autoscaler }
-    rest => unknown_fields
+    ManagedClusterWorkloadAutoScalerProfile { "keda" => keda, "verticalPodAutoscaler" => vertical_pod_autoscaler } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
@@ -3454,20 +2993,17 @@ impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfileKeda`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// Whether to enable KEDA.
     pub enabled: bool,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterWorkloadAutoScalerProfileKeda {}
-    required { "enabled" => enabled }
-    rest => unknown_fields
+    ManagedClusterWorkloadAutoScalerProfileKeda { "enabled" => enabled (required) } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileKeda {
@@ -3479,7 +3015,7 @@ impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileKe
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// Whether to enable VPA. Default value is false.
     ///
@@ -3487,14 +3023,11 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     pub enabled: bool,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {}
-    required { "enabled" => enabled }
-    rest => unknown_fields
+    ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler { "enabled" => enabled (required) } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
@@ -3506,27 +3039,23 @@ impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileVe
 /// User assigned identity properties.
 ///
 /// Schema `ManagedServiceIdentityUserAssignedIdentitiesValue`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     /// The principal id of user assigned identity.
     ///
     /// Read-only.
-    #[serde(rename = "principalId", default, skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// The client id of user assigned identity.
     ///
     /// Read-only.
-    #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedServiceIdentityUserAssignedIdentitiesValue { "principalId" => principal_id, "clientId" => client_id }
-    rest => unknown_fields
+    ManagedServiceIdentityUserAssignedIdentitiesValue { "principalId" => principal_id, "clientId" => client_id } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedServiceIdentityUserAssignedIdentitiesValue {
@@ -3686,31 +3215,24 @@ armgen_runtime::open_enum! {
 /// A private link resource
 ///
 /// Schema `PrivateLinkResource`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PrivateLinkResource {
     /// The ID of the private link resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the private link resource. See [naming rules](<https://aka.ms/search-naming-rules>) for more details.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The group ID of the resource.
-    #[serde(rename = "groupId", default, skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
     /// The RequiredMembers of the resource
-    #[serde(rename = "requiredMembers", default, skip_serializing_if = "Option::is_none")]
     pub required_members: Option<Vec<String>>,
     /// The private link service ID of the resource, this field is exposed only to NRP internally.
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(rename = "privateLinkServiceID", default, skip_serializing_if = "Option::is_none")]
     pub private_link_service_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -3722,8 +3244,7 @@ armgen_runtime::json_object! {
         "groupId" => group_id,
         "requiredMembers" => required_members,
         "privateLinkServiceID" => private_link_service_id,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for PrivateLinkResource {
@@ -3763,20 +3284,18 @@ armgen_runtime::open_enum! {
 /// A reference to an Azure resource.
 ///
 /// Schema `ResourceReference`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceReference {
     /// The fully qualified Azure resource id.
     ///
     /// Format: `arm-id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ResourceReference { "id" => id } rest => unknown_fields }
+armgen_runtime::json_object! { ResourceReference { "id" => id } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ResourceReference {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -3813,24 +3332,18 @@ armgen_runtime::open_enum! {
 /// Service mesh profile for a managed cluster.
 ///
 /// Schema `ServiceMeshProfile`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct ServiceMeshProfile {
     /// Mode of the service mesh.
     pub mode: ServiceMeshMode,
     /// Istio service mesh configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub istio: Option<IstioServiceMesh>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! {
-    ServiceMeshProfile { "istio" => istio }
-    required { "mode" => mode }
-    rest => unknown_fields
-}
+armgen_runtime::json_object! { ServiceMeshProfile { "mode" => mode (required), "istio" => istio } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ServiceMeshProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -3862,25 +3375,21 @@ armgen_runtime::open_enum! {
 /// Settings for overrides when upgrading a cluster.
 ///
 /// Schema `UpgradeOverrideSettings`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct UpgradeOverrideSettings {
     /// Whether to force upgrade the cluster. Note that this option instructs upgrade operation to bypass upgrade protections such as checking for deprecated API usage. Enable this option only with caution.
-    #[serde(rename = "forceUpgrade", default, skip_serializing_if = "Option::is_none")]
     pub force_upgrade: Option<bool>,
     /// Until when the overrides are effective. Note that this only matches the start time of an upgrade, and the effectiveness won't change once an upgrade starts even if the `until` expires as upgrade proceeds. This field is not set by default. It must be set for the overrides to take effect.
     ///
     /// Format: `date-time`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    UpgradeOverrideSettings { "forceUpgrade" => force_upgrade, "until" => until }
-    rest => unknown_fields
+    UpgradeOverrideSettings { "forceUpgrade" => force_upgrade, "until" => until } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for UpgradeOverrideSettings {
@@ -3892,28 +3401,23 @@ impl armgen_runtime::UnknownFields for UpgradeOverrideSettings {
 /// Details about a user assigned identity.
 ///
 /// Schema `UserAssignedIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct UserAssignedIdentity {
     /// The resource ID of the user assigned identity.
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "resourceId", default, skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
     /// The client ID of the user assigned identity.
-    #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// The object ID of the user assigned identity.
-    #[serde(rename = "objectId", default, skip_serializing_if = "Option::is_none")]
     pub object_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    UserAssignedIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id }
-    rest => unknown_fields
+    UserAssignedIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for UserAssignedIdentity {
@@ -3925,26 +3429,21 @@ impl armgen_runtime::UnknownFields for UserAssignedIdentity {
 /// Windows gMSA Profile in the managed cluster.
 ///
 /// Schema `WindowsGmsaProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct WindowsGmsaProfile {
     /// Whether to enable Windows gMSA. Specifies whether to enable Windows gMSA in the managed cluster.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Specifies the DNS server for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
-    #[serde(rename = "dnsServer", default, skip_serializing_if = "Option::is_none")]
     pub dns_server: Option<String>,
     /// Specifies the root domain name for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
-    #[serde(rename = "rootDomainName", default, skip_serializing_if = "Option::is_none")]
     pub root_domain_name: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    WindowsGmsaProfile { "enabled" => enabled, "dnsServer" => dns_server, "rootDomainName" => root_domain_name }
-    rest => unknown_fields
+    WindowsGmsaProfile { "enabled" => enabled, "dnsServer" => dns_server, "rootDomainName" => root_domain_name } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for WindowsGmsaProfile {

@@ -39,47 +39,38 @@ armgen_runtime::open_enum! {
 /// Namespace managed by ARM.
 ///
 /// Schema `ManagedNamespace`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedNamespace {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
     ///
     /// Read-only.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
     pub system_data: Option<SystemData>,
     /// Properties of a namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<NamespaceProperties>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
     ///
     /// Immutable after creation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// If eTag is provided in the response body, it may also be provided as a header per the normal etag convention.  Entity tags are used for comparing two or more entities from the same requested resource. HTTP/1.1 uses entity tags in the etag (section 14.19), If-Match (section 14.24), If-None-Match (section 14.26), and If-Range (section 14.27) header fields.
     ///
     /// Read-only.
-    #[serde(rename = "eTag", default, skip_serializing_if = "Option::is_none")]
     pub e_tag: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -93,8 +84,7 @@ armgen_runtime::json_object! {
         "tags" => tags,
         "location" => location,
         "eTag" => e_tag,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedNamespace {
@@ -108,39 +98,30 @@ impl armgen_runtime::UnknownFields for ManagedNamespace {
 /// Properties of a namespace managed by ARM
 ///
 /// Schema `NamespaceProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct NamespaceProperties {
     /// The current provisioning state of the namespace.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<NamespaceProvisioningState>,
     /// The labels of managed namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub labels: Option<BTreeMap<String, String>>,
     /// The annotations of managed namespace.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<BTreeMap<String, String>>,
     /// The special FQDN used by the Azure Portal to access the Managed Cluster. This FQDN is for use only by the Azure Portal and should not be used by other clients. The Azure Portal requires certain Cross-Origin Resource Sharing (CORS) headers to be sent in some responses, which Kubernetes APIServer doesn't handle by default. This special FQDN supports CORS, allowing the Azure Portal to function properly.
     ///
     /// Read-only.
-    #[serde(rename = "portalFqdn", default, skip_serializing_if = "Option::is_none")]
     pub portal_fqdn: Option<String>,
     /// The default resource quota enforced upon the namespace. Customers can have other Kubernetes resource quota objects under the namespace. Resource quotas are additive; if multiple resource quotas are applied to a given namespace, then the effective limit will be one such that all quotas on the namespace can be satisfied.
-    #[serde(rename = "defaultResourceQuota", default, skip_serializing_if = "Option::is_none")]
     pub default_resource_quota: Option<ResourceQuota>,
     /// The default network policy enforced upon the namespace. Customers can have other Kubernetes network policy objects under the namespace. Network policies are additive; if a policy or policies apply to a given pod for a given direction, the connections allowed in that direction for the pod is the union of what all applicable policies allow.
-    #[serde(rename = "defaultNetworkPolicy", default, skip_serializing_if = "Option::is_none")]
     pub default_network_policy: Option<NetworkPolicies>,
     /// Action if Kubernetes namespace with same name already exists.
-    #[serde(rename = "adoptionPolicy", default, skip_serializing_if = "Option::is_none")]
     pub adoption_policy: Option<AdoptionPolicy>,
     /// Delete options of a namespace.
-    #[serde(rename = "deletePolicy", default, skip_serializing_if = "Option::is_none")]
     pub delete_policy: Option<DeletePolicy>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -154,8 +135,7 @@ armgen_runtime::json_object! {
         "defaultNetworkPolicy" => default_network_policy,
         "adoptionPolicy" => adoption_policy,
         "deletePolicy" => delete_policy,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for NamespaceProperties {
@@ -196,25 +176,22 @@ armgen_runtime::open_enum! {
 /// Default network policy of the namespace, specifying ingress and egress rules.
 ///
 /// Schema `NetworkPolicies`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct NetworkPolicies {
     /// Enum representing different network policy rules.
     ///
     /// Default: `"AllowSameNamespace"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ingress: Option<PolicyRule>,
     /// Enum representing different network policy rules.
     ///
     /// Default: `"AllowAll"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub egress: Option<PolicyRule>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { NetworkPolicies { "ingress" => ingress, "egress" => egress } rest => unknown_fields }
+armgen_runtime::json_object! { NetworkPolicies { "ingress" => ingress, "egress" => egress } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for NetworkPolicies {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -242,23 +219,18 @@ armgen_runtime::open_enum! {
 /// Resource quota for the namespace.
 ///
 /// Schema `ResourceQuota`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceQuota {
     /// CPU request of the namespace in one-thousandth CPU form. See [CPU resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu>) for more details.
-    #[serde(rename = "cpuRequest", default, skip_serializing_if = "Option::is_none")]
     pub cpu_request: Option<String>,
     /// CPU limit of the namespace in one-thousandth CPU form. See [CPU resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu>) for more details.
-    #[serde(rename = "cpuLimit", default, skip_serializing_if = "Option::is_none")]
     pub cpu_limit: Option<String>,
     /// Memory request of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See [Memory resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory>) for more details.
-    #[serde(rename = "memoryRequest", default, skip_serializing_if = "Option::is_none")]
     pub memory_request: Option<String>,
     /// Memory limit of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See [Memory resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory>) for more details.
-    #[serde(rename = "memoryLimit", default, skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -268,8 +240,7 @@ armgen_runtime::json_object! {
         "cpuLimit" => cpu_limit,
         "memoryRequest" => memory_request,
         "memoryLimit" => memory_limit,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ResourceQuota {

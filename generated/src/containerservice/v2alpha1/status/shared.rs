@@ -6,15 +6,12 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Profile of the managed cluster gateway agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolGatewayProfile {
     /// The Gateway agent pool associates one public IPPrefix for each static egress gateway to provide public egress. The size of Public IPPrefix should be selected by the user. Each node in the agent pool is assigned with one IP from the IPPrefix. The IPPrefix size thus serves as a cap on the size of the Gateway agent pool. Due to Azure public IPPrefix size limitation, the valid value range is \[28, 31\] (/31 = 2 nodes/IPs, /30 = 4 nodes/IPs, /29 = 8 nodes/IPs, /28 = 16 nodes/IPs). The default value is 31.
-    #[serde(rename = "publicIPPrefixSize", skip_serializing_if = "Option::is_none")]
     pub public_ip_prefix_size: Option<i32>,
 }
 
@@ -29,17 +26,13 @@ impl From<&arm::AgentPoolGatewayProfile> for AgentPoolGatewayProfile {
 }
 
 /// Network settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolNetworkProfile {
     /// IPTags of instance-level public IPs.
-    #[serde(rename = "nodePublicIPTags", skip_serializing_if = "Option::is_none")]
     pub node_public_ip_tags: Option<Vec<IpTag>>,
     /// The port ranges that are allowed to access. The specified ranges are allowed to overlap.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_host_ports: Option<Vec<PortRange>>,
     /// The IDs of the application security groups which agent pool will associate when created.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub application_security_groups: Option<Vec<String>>,
 }
 
@@ -62,17 +55,13 @@ impl From<&arm::AgentPoolNetworkProfile> for AgentPoolNetworkProfile {
 }
 
 /// The security settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolSecurityProfile {
     /// vTPM is a Trusted Launch feature for configuring a dedicated secure vault for keys and measurements held locally on the node. For more details, see aka.ms/aks/trustedlaunch. If not specified, the default is false.
-    #[serde(rename = "enableVTPM", skip_serializing_if = "Option::is_none")]
     pub enable_vtpm: Option<bool>,
     /// Secure Boot is a feature of Trusted Launch which ensures that only signed operating systems and drivers can boot. For more details, see aka.ms/aks/trustedlaunch.  If not specified, the default is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_secure_boot: Option<bool>,
     /// SSH access method of an agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ssh_access: Option<arm::AgentPoolSshAccess>,
 }
 
@@ -95,11 +84,9 @@ impl From<&arm::AgentPoolSecurityProfile> for AgentPoolSecurityProfile {
 }
 
 /// Contains read-only information about the Agent Pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolStatus {
     /// The error detail information of the agent pool. Preserves the detailed info of failure. If there was no error, this field is omitted.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_error: Option<ErrorDetail>,
 }
 
@@ -114,23 +101,17 @@ impl From<&arm::AgentPoolStatus> for AgentPoolStatus {
 }
 
 /// Settings for upgrading an agentpool
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolUpgradeSettings {
     /// The maximum number or percentage of nodes that are surged during upgrade. This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 10%. For more information, including best practices, see: <https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<String>,
     /// The maximum number or percentage of nodes that can be simultaneously unavailable during upgrade. This can either be set to an integer (e.g. '1') or a percentage (e.g. '5%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 0. For more information, including best practices, see: <https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<String>,
     /// The drain timeout for a node. The amount of time (in minutes) to wait on eviction of pods and graceful termination per node. This eviction wait time honors waiting on pod disruption budgets. If this time is exceeded, the upgrade fails. If not specified, the default is 30 minutes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub drain_timeout_in_minutes: Option<i32>,
     /// The soak duration for a node. The amount of time (in minutes) to wait after draining a node and before reimaging it and moving on to next node. If not specified, the default is 0 minutes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_soak_duration_in_minutes: Option<i32>,
     /// Defines the behavior for undrainable nodes during upgrade. The most common cause of undrainable nodes is Pod Disruption Budgets (PDBs), but other issues, such as pod termination grace period is exceeding the remaining per-node drain timeout or pod is still being in a running state, can also cause undrainable nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub undrainable_node_behavior: Option<arm::UndrainableNodeBehavior>,
 }
 
@@ -157,11 +138,9 @@ impl From<&arm::AgentPoolUpgradeSettings> for AgentPoolUpgradeSettings {
 }
 
 /// The Windows agent pool's specific profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolWindowsProfile {
     /// Whether to disable OutboundNAT in windows nodes. The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_outbound_nat: Option<bool>,
 }
 
@@ -176,11 +155,9 @@ impl From<&arm::AgentPoolWindowsProfile> for AgentPoolWindowsProfile {
 }
 
 /// Data used when creating a target resource from a source resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct CreationData {
     /// This is the ARM ID of the source object to be used to create the target object.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub source_resource_id: Option<String>,
 }
 
@@ -195,14 +172,11 @@ impl From<&arm::CreationData> for CreationData {
 }
 
 /// The resource management error additional info.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ErrorAdditionalInfo {
     /// The additional info type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The additional info.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub info: Option<serde_json::Value>,
 }
 
@@ -218,23 +192,17 @@ impl From<&arm::ErrorAdditionalInfo> for ErrorAdditionalInfo {
 }
 
 /// The error detail.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ErrorDetail {
     /// The error code.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// The error message.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The error target.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// The error details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<ErrorDetail>>,
     /// The error additional info.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub additional_info: Option<Vec<ErrorAdditionalInfo>>,
 }
 
@@ -261,11 +229,9 @@ impl From<&arm::ErrorDetail> for ErrorDetail {
 }
 
 /// GPU settings for the Agent Pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct GpuProfile {
     /// Whether to install GPU drivers. When it's not specified, default is Install.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub driver: Option<arm::GpuDriver>,
 }
 
@@ -278,14 +244,11 @@ impl From<&arm::GpuProfile> for GpuProfile {
 }
 
 /// Contains the IPTag associated with the object.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IpTag {
     /// The IP tag type. Example: RoutingPreference.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_tag_type: Option<String>,
     /// The value of the IP tag associated with the public IP. Example: Internet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
 }
 
@@ -301,41 +264,29 @@ impl From<&arm::IpTag> for IpTag {
 }
 
 /// Kubelet configurations of agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct KubeletConfig {
     /// The CPU Manager policy to use. The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_manager_policy: Option<String>,
     /// If CPU CFS quota enforcement is enabled for containers that specify CPU limits. The default is true.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota: Option<bool>,
     /// The CPU CFS quota period value. The default is '100ms.' Valid values are a sequence of decimal numbers with an optional fraction and a unit suffix. For example: '300ms', '2h45m'. Supported units are 'ns', 'us', 'ms', 's', 'm', and 'h'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota_period: Option<String>,
     /// The percent of disk usage after which image garbage collection is always run. To disable image garbage collection, set to 100. The default is 85%
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub image_gc_high_threshold: Option<i32>,
     /// The percent of disk usage before which image garbage collection is never run. This cannot be set higher than imageGcHighThreshold. The default is 80%
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub image_gc_low_threshold: Option<i32>,
     /// The Topology Manager policy to use. For more information see [Kubernetes Topology Manager](<https://kubernetes.io/docs/tasks/administer-cluster/topology-manager>). The default is 'none'. Allowed values are 'none', 'best-effort', 'restricted', and 'single-numa-node'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub topology_manager_policy: Option<String>,
     /// Allowed list of unsafe sysctls or unsafe sysctl patterns (ending in `*`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_unsafe_sysctls: Option<Vec<String>>,
     /// If set to true it will make the Kubelet fail to start if swap is enabled on the node.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fail_swap_on: Option<bool>,
     /// The maximum size (e.g. 10Mi) of container log file before it is rotated.
-    #[serde(rename = "containerLogMaxSizeMB", skip_serializing_if = "Option::is_none")]
     pub container_log_max_size_mb: Option<i32>,
     /// The maximum number of container log files that can be present for a container. The number must be ≥ 2.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub container_log_max_files: Option<i32>,
     /// The maximum number of processes per pod.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_max_pids: Option<i32>,
 }
 
@@ -374,20 +325,15 @@ impl From<&arm::KubeletConfig> for KubeletConfig {
 }
 
 /// OS configurations of Linux agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LinuxOsConfig {
     /// Sysctl settings for Linux agent nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sysctls: Option<SysctlConfig>,
     /// Whether transparent hugepages are enabled. Valid values are 'always', 'madvise', and 'never'. The default is 'always'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_enabled: Option<String>,
     /// Whether the kernel should make aggressive use of memory compaction to make more hugepages available. Valid values are 'always', 'defer', 'defer+madvise', 'madvise' and 'never'. The default is 'madvise'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_defrag: Option<String>,
     /// The size in MB of a swap file that will be created on each node.
-    #[serde(rename = "swapFileSizeMB", skip_serializing_if = "Option::is_none")]
     pub swap_file_size_mb: Option<i32>,
 }
 
@@ -412,32 +358,23 @@ impl From<&arm::LinuxOsConfig> for LinuxOsConfig {
 }
 
 /// Overrides for localDNS profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LocalDnsOverride {
     /// Log level for DNS queries in localDNS.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub query_logging: Option<arm::LocalDnsQueryLogging>,
     /// Enforce TCP or prefer UDP protocol for connections from localDNS to upstream DNS server.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<arm::LocalDnsProtocol>,
     /// Destination server for DNS queries to be forwarded from localDNS.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub forward_destination: Option<arm::LocalDnsForwardDestination>,
     /// Forward policy for selecting upstream DNS server. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub forward_policy: Option<arm::LocalDnsForwardPolicy>,
     /// Maximum number of concurrent queries. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_concurrent: Option<i32>,
     /// Cache max TTL in seconds. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_duration_in_seconds: Option<i32>,
     /// Serve stale duration in seconds. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub serve_stale_duration_in_seconds: Option<i32>,
     /// Policy for serving stale data. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub serve_stale: Option<arm::LocalDnsServeStale>,
 }
 
@@ -470,20 +407,15 @@ impl From<&arm::LocalDnsOverride> for LocalDnsOverride {
 }
 
 /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LocalDnsProfile {
     /// Mode of enablement for localDNS.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::LocalDnsMode>,
     /// System-generated state of localDNS.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub state: Option<arm::LocalDnsState>,
     /// VnetDNS overrides apply to DNS traffic from pods with dnsPolicy:default or kubelet (referred to as VnetDNS traffic).
-    #[serde(rename = "vnetDNSOverrides", skip_serializing_if = "Option::is_none")]
     pub vnet_dns_overrides: Option<BTreeMap<String, LocalDnsOverride>>,
     /// KubeDNS overrides apply to DNS traffic from pods with dnsPolicy:ClusterFirst (referred to as KubeDNS traffic).
-    #[serde(rename = "kubeDNSOverrides", skip_serializing_if = "Option::is_none")]
     pub kube_dns_overrides: Option<BTreeMap<String, LocalDnsOverride>>,
 }
 
@@ -518,14 +450,11 @@ impl From<&arm::LocalDnsProfile> for LocalDnsProfile {
 }
 
 /// Specifications on number of machines.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManualScaleProfile {
     /// VM size that AKS will use when creating and scaling e.g. 'Standard_E4s_v3', 'Standard_E16s_v3' or 'Standard_D16s_v5'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<String>,
     /// Number of nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
 }
 
@@ -541,17 +470,13 @@ impl From<&arm::ManualScaleProfile> for ManualScaleProfile {
 }
 
 /// The port range.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PortRange {
     /// The minimum port that is included in the range. It should be ranged from 1 to 65535, and be less than or equal to portEnd.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port_start: Option<i32>,
     /// The maximum port that is included in the range. It should be ranged from 1 to 65535, and be greater than or equal to portStart.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port_end: Option<i32>,
     /// The network protocol of the port.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<arm::Protocol>,
 }
 
@@ -568,11 +493,9 @@ impl From<&arm::PortRange> for PortRange {
 }
 
 /// Describes the Power State of the cluster
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PowerState {
     /// Tells whether the cluster is Running or Stopped
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<arm::Code>,
 }
 
@@ -585,11 +508,9 @@ impl From<&arm::PowerState> for PowerState {
 }
 
 /// Specifications on how to scale a VirtualMachines agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ScaleProfile {
     /// Specifications on how to scale the VirtualMachines agent pool to a fixed size.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub manual: Option<Vec<ManualScaleProfile>>,
 }
 
@@ -604,92 +525,63 @@ impl From<&arm::ScaleProfile> for ScaleProfile {
 }
 
 /// Sysctl settings for Linux agent nodes.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SysctlConfig {
     /// Sysctl setting net.core.somaxconn.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_somaxconn: Option<i32>,
     /// Sysctl setting net.core.netdev_max_backlog.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_netdev_max_backlog: Option<i32>,
     /// Sysctl setting net.core.rmem_default.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_rmem_default: Option<i32>,
     /// Sysctl setting net.core.rmem_max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_rmem_max: Option<i32>,
     /// Sysctl setting net.core.wmem_default.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_wmem_default: Option<i32>,
     /// Sysctl setting net.core.wmem_max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_wmem_max: Option<i32>,
     /// Sysctl setting net.core.optmem_max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_optmem_max: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_syn_backlog.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_syn_backlog: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_tw_buckets.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_tw_buckets: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_fin_timeout.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_fin_timeout: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_time.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_time: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_probes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_probes: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_intvl.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcpkeepalive_intvl: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_tw_reuse.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_tw_reuse: Option<bool>,
     /// Sysctl setting net.ipv4.ip_local_port_range.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_ip_local_port_range: Option<String>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh1: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh2.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh2: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh3.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh3: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_max: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_buckets.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_buckets: Option<i32>,
     /// Sysctl setting fs.inotify.max_user_watches.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_inotify_max_user_watches: Option<i32>,
     /// Sysctl setting fs.file-max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_file_max: Option<i32>,
     /// Sysctl setting fs.aio-max-nr.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_aio_max_nr: Option<i32>,
     /// Sysctl setting fs.nr_open.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_nr_open: Option<i32>,
     /// Sysctl setting kernel.threads-max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_threads_max: Option<i32>,
     /// Sysctl setting vm.max_map_count.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_max_map_count: Option<i32>,
     /// Sysctl setting vm.swappiness.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_swappiness: Option<i32>,
     /// Sysctl setting vm.vfs_cache_pressure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_vfs_cache_pressure: Option<i32>,
 }
 
@@ -762,26 +654,19 @@ impl From<&arm::SysctlConfig> for SysctlConfig {
 }
 
 /// Metadata pertaining to creation and last modification of the resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SystemData {
     /// The identity that created the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
     /// The type of identity that created the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_by_type: Option<arm::CreatedByType>,
     /// The timestamp of resource creation (UTC).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
     /// The identity that last modified the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified_by: Option<String>,
     /// The type of identity that last modified the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified_by_type: Option<arm::CreatedByType>,
     /// The timestamp of resource last modification (UTC)
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified_at: Option<String>,
 }
 
@@ -810,14 +695,11 @@ impl From<&arm::SystemData> for SystemData {
 }
 
 /// Current status on a group of nodes of the same vm size.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualMachineNodes {
     /// The VM size of the agents used to host this group of nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<String>,
     /// Number of nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
 }
 
@@ -833,11 +715,9 @@ impl From<&arm::VirtualMachineNodes> for VirtualMachineNodes {
 }
 
 /// Specifications on VirtualMachines agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualMachinesProfile {
     /// Specifications on how to scale a VirtualMachines agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale: Option<ScaleProfile>,
 }
 

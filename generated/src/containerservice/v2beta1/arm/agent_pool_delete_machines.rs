@@ -5,37 +5,31 @@
 //! ARM payload types of `Microsoft.ContainerService/managedClusters/agentPools/deleteMachines` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Runs the ARM action `deleteMachines` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/deleteMachines`) on a `AgentPool` once, and records its outcome.
 ///
 /// Schema `AgentPoolDeleteMachines`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolDeleteMachines {
     /// The request body of `POST …/deleteMachines`.
     ///
     /// Immutable after creation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<AgentPoolDeleteMachinesParameter>,
     /// When the reconciler sent the request (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "startTime", default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// When the action ended, in success or failure (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "endTime", default, skip_serializing_if = "Option::is_none")]
     pub end_time: Option<String>,
     /// ARM's error, when the action failed.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorDetail>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -45,8 +39,7 @@ armgen_runtime::json_object! {
         "startTime" => start_time,
         "endTime" => end_time,
         "error" => error,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolDeleteMachines {
@@ -60,21 +53,17 @@ impl armgen_runtime::UnknownFields for AgentPoolDeleteMachines {
 /// Specifies a list of machine names from the agent pool to be deleted.
 ///
 /// Schema `AgentPoolDeleteMachinesParameter`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolDeleteMachinesParameter {
     /// The agent pool machine names.
-    #[serde(rename = "machineNames")]
     pub machine_names: Vec<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    AgentPoolDeleteMachinesParameter {}
-    required { "machineNames" => machine_names }
-    rest => unknown_fields
+    AgentPoolDeleteMachinesParameter { "machineNames" => machine_names (required) } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolDeleteMachinesParameter {

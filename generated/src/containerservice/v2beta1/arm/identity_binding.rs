@@ -11,39 +11,32 @@ use std::collections::BTreeMap;
 /// The IdentityBinding resource.
 ///
 /// Schema `IdentityBinding`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IdentityBinding {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
     ///
     /// Read-only.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
     pub system_data: Option<SystemData>,
     /// The resource-specific properties for this resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<IdentityBindingProperties>,
     /// If eTag is provided in the response body, it may also be provided as a header per the normal etag convention.  Entity tags are used for comparing two or more entities from the same requested resource. HTTP/1.1 uses entity tags in the etag (section 14.19), If-Match (section 14.24), If-None-Match (section 14.26), and If-Range (section 14.27) header fields.
     ///
     /// Read-only.
-    #[serde(rename = "eTag", default, skip_serializing_if = "Option::is_none")]
     pub e_tag: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -55,8 +48,7 @@ armgen_runtime::json_object! {
         "systemData" => system_data,
         "properties" => properties,
         "eTag" => e_tag,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IdentityBinding {
@@ -70,38 +62,36 @@ impl armgen_runtime::UnknownFields for IdentityBinding {
 /// Managed identity profile for the identity binding.
 ///
 /// Schema `IdentityBindingManagedIdentityProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IdentityBindingManagedIdentityProfile {
     /// The resource ID of the managed identity.
     ///
     /// Immutable after creation. Format: `arm-id`.
-    #[serde(rename = "resourceId")]
     pub resource_id: String,
     /// The object ID of the managed identity.
     ///
     /// Read-only.
-    #[serde(rename = "objectId", default, skip_serializing_if = "Option::is_none")]
     pub object_id: Option<String>,
     /// The client ID of the managed identity.
     ///
     /// Read-only.
-    #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// The tenant ID of the managed identity.
     ///
     /// Read-only.
-    #[serde(rename = "tenantId", default, skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    IdentityBindingManagedIdentityProfile { "objectId" => object_id, "clientId" => client_id, "tenantId" => tenant_id }
-    required { "resourceId" => resource_id }
-    rest => unknown_fields
+    IdentityBindingManagedIdentityProfile {
+        "resourceId" => resource_id (required),
+        "objectId" => object_id,
+        "clientId" => client_id,
+        "tenantId" => tenant_id,
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IdentityBindingManagedIdentityProfile {
@@ -113,22 +103,19 @@ impl armgen_runtime::UnknownFields for IdentityBindingManagedIdentityProfile {
 /// IdentityBinding OIDC issuer profile.
 ///
 /// Schema `IdentityBindingOidcIssuerProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IdentityBindingOidcIssuerProfile {
     /// The OIDC issuer URL of the IdentityBinding.
     ///
     /// Read-only. Format: `uri`.
-    #[serde(rename = "oidcIssuerUrl", default, skip_serializing_if = "Option::is_none")]
     pub oidc_issuer_url: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    IdentityBindingOidcIssuerProfile { "oidcIssuerUrl" => oidc_issuer_url }
-    rest => unknown_fields
+    IdentityBindingOidcIssuerProfile { "oidcIssuerUrl" => oidc_issuer_url } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IdentityBindingOidcIssuerProfile {
@@ -140,33 +127,31 @@ impl armgen_runtime::UnknownFields for IdentityBindingOidcIssuerProfile {
 /// IdentityBinding properties.
 ///
 /// Schema `IdentityBindingProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IdentityBindingProperties {
     /// Managed identity profile for the identity binding.
     ///
     /// Immutable after creation.
-    #[serde(rename = "managedIdentity")]
     pub managed_identity: IdentityBindingManagedIdentityProfile,
     /// The OIDC issuer URL of the IdentityBinding.
     ///
     /// Read-only.
-    #[serde(rename = "oidcIssuer", default, skip_serializing_if = "Option::is_none")]
     pub oidc_issuer: Option<IdentityBindingOidcIssuerProfile>,
     /// The status of the last operation.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<IdentityBindingProvisioningState>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    IdentityBindingProperties { "oidcIssuer" => oidc_issuer, "provisioningState" => provisioning_state }
-    required { "managedIdentity" => managed_identity }
-    rest => unknown_fields
+    IdentityBindingProperties {
+        "managedIdentity" => managed_identity (required),
+        "oidcIssuer" => oidc_issuer,
+        "provisioningState" => provisioning_state,
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IdentityBindingProperties {

@@ -11,28 +11,23 @@ use std::collections::BTreeMap;
 /// For schedules like: 'recur every month on the 15th' or 'recur every 3 months on the 20th'.
 ///
 /// Schema `AbsoluteMonthlySchedule`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AbsoluteMonthlySchedule {
     /// Specifies the number of months between each set of occurrences.
     ///
     /// Format: `int32`.
-    #[serde(rename = "intervalMonths")]
     pub interval_months: i32,
     /// The date of the month.
     ///
     /// Format: `int32`.
-    #[serde(rename = "dayOfMonth")]
     pub day_of_month: i32,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    AbsoluteMonthlySchedule {}
-    required { "intervalMonths" => interval_months, "dayOfMonth" => day_of_month }
-    rest => unknown_fields
+    AbsoluteMonthlySchedule { "intervalMonths" => interval_months (required), "dayOfMonth" => day_of_month (required) } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AbsoluteMonthlySchedule {
@@ -44,20 +39,18 @@ impl armgen_runtime::UnknownFields for AbsoluteMonthlySchedule {
 /// For schedules like: 'recur every day' or 'recur every 3 days'.
 ///
 /// Schema `DailySchedule`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DailySchedule {
     /// Specifies the number of days between each set of occurrences.
     ///
     /// Format: `int32`.
-    #[serde(rename = "intervalDays")]
     pub interval_days: i32,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { DailySchedule {} required { "intervalDays" => interval_days } rest => unknown_fields }
+armgen_runtime::json_object! { DailySchedule { "intervalDays" => interval_days (required) } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for DailySchedule {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -68,7 +61,7 @@ impl armgen_runtime::UnknownFields for DailySchedule {
 /// A date range. For example, between '2022-12-23' and '2023-01-05'.
 ///
 /// Schema `DateSpan`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DateSpan {
     /// The start date of the date span.
     ///
@@ -80,11 +73,10 @@ pub struct DateSpan {
     pub end: String,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { DateSpan {} required { "start" => start, "end" => end } rest => unknown_fields }
+armgen_runtime::json_object! { DateSpan { "start" => start (required), "end" => end (required) } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for DateSpan {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -95,34 +87,28 @@ impl armgen_runtime::UnknownFields for DateSpan {
 /// Planned maintenance configuration, used to configure when updates can be deployed to a Managed Cluster. See [planned maintenance](<https://docs.microsoft.com/azure/aks/planned-maintenance>) for more information about planned maintenance.
 ///
 /// Schema `MaintenanceConfiguration`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MaintenanceConfiguration {
     /// Fully qualified resource ID for the resource. Ex - /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
     ///
     /// Read-only.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
     pub system_data: Option<SystemData>,
     /// Properties of a default maintenance configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<MaintenanceConfigurationProperties>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -133,8 +119,7 @@ armgen_runtime::json_object! {
         "type" => r#type,
         "systemData" => system_data,
         "properties" => properties,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for MaintenanceConfiguration {
@@ -148,20 +133,16 @@ impl armgen_runtime::UnknownFields for MaintenanceConfiguration {
 /// Properties used to configure planned maintenance for a Managed Cluster.
 ///
 /// Schema `MaintenanceConfigurationProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MaintenanceConfigurationProperties {
     /// Time slots during the week when planned maintenance is allowed to proceed. If two array entries specify the same day of the week, the applied configuration is the union of times in both entries.
-    #[serde(rename = "timeInWeek", default, skip_serializing_if = "Option::is_none")]
     pub time_in_week: Option<Vec<TimeInWeek>>,
     /// Time slots on which upgrade is not allowed.
-    #[serde(rename = "notAllowedTime", default, skip_serializing_if = "Option::is_none")]
     pub not_allowed_time: Option<Vec<TimeSpan>>,
     /// Maintenance window for the maintenance configuration.
-    #[serde(rename = "maintenanceWindow", default, skip_serializing_if = "Option::is_none")]
     pub maintenance_window: Option<MaintenanceWindow>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -170,8 +151,7 @@ armgen_runtime::json_object! {
         "timeInWeek" => time_in_week,
         "notAllowedTime" => not_allowed_time,
         "maintenanceWindow" => maintenance_window,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for MaintenanceConfigurationProperties {
@@ -187,39 +167,38 @@ impl armgen_runtime::UnknownFields for MaintenanceConfigurationProperties {
 /// Maintenance window used to configure scheduled auto-upgrade for a Managed Cluster.
 ///
 /// Schema `MaintenanceWindow`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct MaintenanceWindow {
     /// Recurrence schedule for the maintenance window.
     pub schedule: Schedule,
     /// Length of maintenance window range from 4 to 24 hours.
     ///
     /// Format: `int32`. Default: `24`.
-    #[serde(rename = "durationHours")]
     pub duration_hours: i32,
     /// The UTC offset in format +/-HH:mm. For example, '+05:30' for IST and '-07:00' for PST. If not specified, the default is '+00:00'.
-    #[serde(rename = "utcOffset", default, skip_serializing_if = "Option::is_none")]
     pub utc_offset: Option<String>,
     /// The date the maintenance window activates. If the current date is before this date, the maintenance window is inactive and will not be used for upgrades. If not specified, the maintenance window will be active right away.
     ///
     /// Format: `date`.
-    #[serde(rename = "startDate", default, skip_serializing_if = "Option::is_none")]
     pub start_date: Option<String>,
     /// The start time of the maintenance window. Accepted values are from '00:00' to '23:59'. 'utcOffset' applies to this field. For example: '02:00' with 'utcOffset: +02:00' means UTC time '00:00'.
-    #[serde(rename = "startTime")]
     pub start_time: String,
     /// Date ranges on which upgrade is not allowed. 'utcOffset' applies to this field. For example, with 'utcOffset: +02:00' and 'dateSpan' being '2022-12-23' to '2023-01-03', maintenance will be blocked from '2022-12-22 22:00' to '2023-01-03 22:00' in UTC time.
-    #[serde(rename = "notAllowedDates", default, skip_serializing_if = "Option::is_none")]
     pub not_allowed_dates: Option<Vec<DateSpan>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    MaintenanceWindow { "utcOffset" => utc_offset, "startDate" => start_date, "notAllowedDates" => not_allowed_dates }
-    required { "schedule" => schedule, "durationHours" => duration_hours, "startTime" => start_time }
-    rest => unknown_fields
+    MaintenanceWindow {
+        "schedule" => schedule (required),
+        "durationHours" => duration_hours (required),
+        "utcOffset" => utc_offset,
+        "startDate" => start_date,
+        "startTime" => start_time (required),
+        "notAllowedDates" => not_allowed_dates,
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for MaintenanceWindow {
@@ -233,29 +212,27 @@ impl armgen_runtime::UnknownFields for MaintenanceWindow {
 /// For schedules like: 'recur every month on the first Monday' or 'recur every 3 months on last Friday'.
 ///
 /// Schema `RelativeMonthlySchedule`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct RelativeMonthlySchedule {
     /// Specifies the number of months between each set of occurrences.
     ///
     /// Format: `int32`.
-    #[serde(rename = "intervalMonths")]
     pub interval_months: i32,
     /// The week index. Specifies on which week of the month the dayOfWeek applies.
-    #[serde(rename = "weekIndex")]
     pub week_index: Type,
     /// Specifies on which day of the week the maintenance occurs.
-    #[serde(rename = "dayOfWeek")]
     pub day_of_week: WeekDay,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    RelativeMonthlySchedule {}
-    required { "intervalMonths" => interval_months, "weekIndex" => week_index, "dayOfWeek" => day_of_week }
-    rest => unknown_fields
+    RelativeMonthlySchedule {
+        "intervalMonths" => interval_months (required),
+        "weekIndex" => week_index (required),
+        "dayOfWeek" => day_of_week (required),
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for RelativeMonthlySchedule {
@@ -269,23 +246,18 @@ impl armgen_runtime::UnknownFields for RelativeMonthlySchedule {
 /// One and only one of the schedule types should be specified. Choose either 'daily', 'weekly', 'absoluteMonthly' or 'relativeMonthly' for your maintenance schedule.
 ///
 /// Schema `Schedule`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Schedule {
     /// For schedules like: 'recur every day' or 'recur every 3 days'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub daily: Option<DailySchedule>,
     /// For schedules like: 'recur every Monday' or 'recur every 3 weeks on Wednesday'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub weekly: Option<WeeklySchedule>,
     /// For schedules like: 'recur every month on the 15th' or 'recur every 3 months on the 20th'.
-    #[serde(rename = "absoluteMonthly", default, skip_serializing_if = "Option::is_none")]
     pub absolute_monthly: Option<AbsoluteMonthlySchedule>,
     /// For schedules like: 'recur every month on the first Monday' or 'recur every 3 months on last Friday'.
-    #[serde(rename = "relativeMonthly", default, skip_serializing_if = "Option::is_none")]
     pub relative_monthly: Option<RelativeMonthlySchedule>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -295,8 +267,7 @@ armgen_runtime::json_object! {
         "weekly" => weekly,
         "absoluteMonthly" => absolute_monthly,
         "relativeMonthly" => relative_monthly,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for Schedule {
@@ -312,21 +283,18 @@ impl armgen_runtime::UnknownFields for Schedule {
 /// Time in a week.
 ///
 /// Schema `TimeInWeek`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TimeInWeek {
     /// The day of the week.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub day: Option<WeekDay>,
     /// A list of hours in the day used to identify a time range. Each integer hour represents a time range beginning at 0m after the hour ending at the next hour (non-inclusive). 0 corresponds to 00:00 UTC, 23 corresponds to 23:00 UTC. Specifying \[0, 1\] means the 00:00 - 02:00 UTC time range.
-    #[serde(rename = "hourSlots", default, skip_serializing_if = "Option::is_none")]
     pub hour_slots: Option<Vec<i32>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { TimeInWeek { "day" => day, "hourSlots" => hour_slots } rest => unknown_fields }
+armgen_runtime::json_object! { TimeInWeek { "day" => day, "hourSlots" => hour_slots } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for TimeInWeek {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -338,25 +306,22 @@ impl armgen_runtime::UnknownFields for TimeInWeek {
 /// A time range. For example, between 2021-05-25T13:00:00Z and 2021-05-25T14:00:00Z.
 ///
 /// Schema `TimeSpan`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TimeSpan {
     /// The start of a time span
     ///
     /// Format: `date-time`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start: Option<String>,
     /// The end of a time span
     ///
     /// Format: `date-time`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { TimeSpan { "start" => start, "end" => end } rest => unknown_fields }
+armgen_runtime::json_object! { TimeSpan { "start" => start, "end" => end } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for TimeSpan {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -409,26 +374,21 @@ armgen_runtime::open_enum! {
 /// For schedules like: 'recur every Monday' or 'recur every 3 weeks on Wednesday'.
 ///
 /// Schema `WeeklySchedule`.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct WeeklySchedule {
     /// Specifies the number of weeks between each set of occurrences.
     ///
     /// Format: `int32`.
-    #[serde(rename = "intervalWeeks")]
     pub interval_weeks: i32,
     /// Specifies on which day of the week the maintenance occurs.
-    #[serde(rename = "dayOfWeek")]
     pub day_of_week: WeekDay,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    WeeklySchedule {}
-    required { "intervalWeeks" => interval_weeks, "dayOfWeek" => day_of_week }
-    rest => unknown_fields
+    WeeklySchedule { "intervalWeeks" => interval_weeks (required), "dayOfWeek" => day_of_week (required) } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for WeeklySchedule {

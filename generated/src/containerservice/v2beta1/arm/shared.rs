@@ -11,18 +11,16 @@ use std::collections::BTreeMap;
 /// Artifact streaming profile for the agent pool.
 ///
 /// Schema `AgentPoolArtifactStreamingProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolArtifactStreamingProfile {
     /// Artifact streaming speeds up the cold-start of containers on a node through on-demand image loading. To use this feature, container images must also enable artifact streaming on ACR. If not specified, the default is false.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { AgentPoolArtifactStreamingProfile { "enabled" => enabled } rest => unknown_fields }
+armgen_runtime::json_object! { AgentPoolArtifactStreamingProfile { "enabled" => enabled } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for AgentPoolArtifactStreamingProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -33,22 +31,19 @@ impl armgen_runtime::UnknownFields for AgentPoolArtifactStreamingProfile {
 /// Profile of the managed cluster gateway agent pool.
 ///
 /// Schema `AgentPoolGatewayProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolGatewayProfile {
     /// The Gateway agent pool associates one public IPPrefix for each static egress gateway to provide public egress. The size of Public IPPrefix should be selected by the user. Each node in the agent pool is assigned with one IP from the IPPrefix. The IPPrefix size thus serves as a cap on the size of the Gateway agent pool. Due to Azure public IPPrefix size limitation, the valid value range is \[28, 31\] (/31 = 2 nodes/IPs, /30 = 4 nodes/IPs, /29 = 8 nodes/IPs, /28 = 16 nodes/IPs). The default value is 31.
     ///
     /// Format: `int32`. Default: `31`.
-    #[serde(rename = "publicIPPrefixSize", default, skip_serializing_if = "Option::is_none")]
     pub public_ip_prefix_size: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    AgentPoolGatewayProfile { "publicIPPrefixSize" => public_ip_prefix_size }
-    rest => unknown_fields
+    AgentPoolGatewayProfile { "publicIPPrefixSize" => public_ip_prefix_size } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolGatewayProfile {
@@ -75,23 +70,18 @@ armgen_runtime::open_enum! {
 /// Network settings of an agent pool.
 ///
 /// Schema `AgentPoolNetworkProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolNetworkProfile {
     /// IPTags of instance-level public IPs.
-    #[serde(rename = "nodePublicIPTags", default, skip_serializing_if = "Option::is_none")]
     pub node_public_ip_tags: Option<Vec<IpTag>>,
     /// The port ranges that are allowed to access. The specified ranges are allowed to overlap.
-    #[serde(rename = "allowedHostPorts", default, skip_serializing_if = "Option::is_none")]
     pub allowed_host_ports: Option<Vec<PortRange>>,
     /// The IDs of the application security groups which agent pool will associate when created.
-    #[serde(rename = "applicationSecurityGroups", default, skip_serializing_if = "Option::is_none")]
     pub application_security_groups: Option<Vec<String>>,
     /// DRANET settings of an agent pool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dranet: Option<DranetProfile>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -101,8 +91,7 @@ armgen_runtime::json_object! {
         "allowedHostPorts" => allowed_host_ports,
         "applicationSecurityGroups" => application_security_groups,
         "dranet" => dranet,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolNetworkProfile {
@@ -118,20 +107,16 @@ impl armgen_runtime::UnknownFields for AgentPoolNetworkProfile {
 /// The security settings of an agent pool.
 ///
 /// Schema `AgentPoolSecurityProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolSecurityProfile {
     /// vTPM is a Trusted Launch feature for configuring a dedicated secure vault for keys and measurements held locally on the node. For more details, see aka.ms/aks/trustedlaunch. If not specified, the default is false.
-    #[serde(rename = "enableVTPM", default, skip_serializing_if = "Option::is_none")]
     pub enable_vtpm: Option<bool>,
     /// Secure Boot is a feature of Trusted Launch which ensures that only signed operating systems and drivers can boot. For more details, see aka.ms/aks/trustedlaunch.  If not specified, the default is false.
-    #[serde(rename = "enableSecureBoot", default, skip_serializing_if = "Option::is_none")]
     pub enable_secure_boot: Option<bool>,
     /// SSH access method of an agent pool.
-    #[serde(rename = "sshAccess", default, skip_serializing_if = "Option::is_none")]
     pub ssh_access: Option<AgentPoolSshAccess>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -140,8 +125,7 @@ armgen_runtime::json_object! {
         "enableVTPM" => enable_vtpm,
         "enableSecureBoot" => enable_secure_boot,
         "sshAccess" => ssh_access,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolSecurityProfile {
@@ -169,20 +153,18 @@ armgen_runtime::open_enum! {
 /// Contains read-only information about the Agent Pool.
 ///
 /// Schema `AgentPoolStatus`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolStatus {
     /// The error detail information of the agent pool. Preserves the detailed info of failure. If there was no error, this field is omitted.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningError", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_error: Option<ErrorDetail>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { AgentPoolStatus { "provisioningError" => provisioning_error } rest => unknown_fields }
+armgen_runtime::json_object! { AgentPoolStatus { "provisioningError" => provisioning_error } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for AgentPoolStatus {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -210,30 +192,24 @@ armgen_runtime::open_enum! {
 /// Settings for upgrading an agentpool
 ///
 /// Schema `AgentPoolUpgradeSettings`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolUpgradeSettings {
     /// The maximum number or percentage of nodes that are surged during upgrade. This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 10%. For more information, including best practices, see: <https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster>
-    #[serde(rename = "maxSurge", default, skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<String>,
     /// The maximum number or percentage of nodes that can be simultaneously unavailable during upgrade. This can either be set to an integer (e.g. '1') or a percentage (e.g. '5%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 0. For more information, including best practices, see: <https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster>
-    #[serde(rename = "maxUnavailable", default, skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<String>,
     /// The drain timeout for a node. The amount of time (in minutes) to wait on eviction of pods and graceful termination per node. This eviction wait time honors waiting on pod disruption budgets. If this time is exceeded, the upgrade fails. If not specified, the default is 30 minutes.
     ///
     /// Format: `int32`.
-    #[serde(rename = "drainTimeoutInMinutes", default, skip_serializing_if = "Option::is_none")]
     pub drain_timeout_in_minutes: Option<i32>,
     /// The soak duration for a node. The amount of time (in minutes) to wait after draining a node and before reimaging it and moving on to next node. If not specified, the default is 0 minutes.
     ///
     /// Format: `int32`.
-    #[serde(rename = "nodeSoakDurationInMinutes", default, skip_serializing_if = "Option::is_none")]
     pub node_soak_duration_in_minutes: Option<i32>,
     /// Defines the behavior for undrainable nodes during upgrade. The most common cause of undrainable nodes is Pod Disruption Budgets (PDBs), but other issues, such as pod termination grace period is exceeding the remaining per-node drain timeout or pod is still being in a running state, can also cause undrainable nodes.
-    #[serde(rename = "undrainableNodeBehavior", default, skip_serializing_if = "Option::is_none")]
     pub undrainable_node_behavior: Option<UndrainableNodeBehavior>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -244,8 +220,7 @@ armgen_runtime::json_object! {
         "drainTimeoutInMinutes" => drain_timeout_in_minutes,
         "nodeSoakDurationInMinutes" => node_soak_duration_in_minutes,
         "undrainableNodeBehavior" => undrainable_node_behavior,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
@@ -259,20 +234,17 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
 /// The Windows agent pool's specific profile.
 ///
 /// Schema `AgentPoolWindowsProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolWindowsProfile {
     /// Whether to disable OutboundNAT in windows nodes. The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
-    #[serde(rename = "disableOutboundNat", default, skip_serializing_if = "Option::is_none")]
     pub disable_outbound_nat: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    AgentPoolWindowsProfile { "disableOutboundNat" => disable_outbound_nat }
-    rest => unknown_fields
+    AgentPoolWindowsProfile { "disableOutboundNat" => disable_outbound_nat } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolWindowsProfile {
@@ -284,30 +256,25 @@ impl armgen_runtime::UnknownFields for AgentPoolWindowsProfile {
 /// Specifications on auto-scaling.
 ///
 /// Schema `AutoScaleProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AutoScaleProfile {
     /// VM size that AKS will use when creating and scaling e.g. 'Standard_E4s_v3', 'Standard_E16s_v3' or 'Standard_D16s_v5'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<String>,
     /// The minimum number of nodes of the specified sizes.
     ///
     /// Format: `int32`.
-    #[serde(rename = "minCount", default, skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// The maximum number of nodes of the specified sizes.
     ///
     /// Format: `int32`.
-    #[serde(rename = "maxCount", default, skip_serializing_if = "Option::is_none")]
     pub max_count: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    AutoScaleProfile { "size" => size, "minCount" => min_count, "maxCount" => max_count }
-    rest => unknown_fields
+    AutoScaleProfile { "size" => size, "minCount" => min_count, "maxCount" => max_count } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AutoScaleProfile {
@@ -349,20 +316,18 @@ armgen_runtime::open_enum! {
 /// Data used when creating a target resource from a source resource.
 ///
 /// Schema `CreationData`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct CreationData {
     /// This is the ARM ID of the source object to be used to create the target object.
     ///
     /// Format: `arm-id`.
-    #[serde(rename = "sourceResourceId", default, skip_serializing_if = "Option::is_none")]
     pub source_resource_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { CreationData { "sourceResourceId" => source_resource_id } rest => unknown_fields }
+armgen_runtime::json_object! { CreationData { "sourceResourceId" => source_resource_id } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for CreationData {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -386,18 +351,16 @@ armgen_runtime::open_enum! {
 /// DRANET settings of an agent pool.
 ///
 /// Schema `DRANETProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DranetProfile {
     /// The DRANET mode for the agent pool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<DranetMode>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { DranetProfile { "mode" => mode } rest => unknown_fields }
+armgen_runtime::json_object! { DranetProfile { "mode" => mode } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for DranetProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -409,25 +372,22 @@ impl armgen_runtime::UnknownFields for DranetProfile {
 /// The resource management error additional info.
 ///
 /// Schema `ErrorAdditionalInfo`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ErrorAdditionalInfo {
     /// The additional info type.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The additional info.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub info: Option<serde_json::Value>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ErrorAdditionalInfo { "type" => r#type, "info" => info } rest => unknown_fields }
+armgen_runtime::json_object! { ErrorAdditionalInfo { "type" => r#type, "info" => info } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -438,36 +398,30 @@ impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
 /// The error detail.
 ///
 /// Schema `ErrorDetail`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ErrorDetail {
     /// The error code.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// The error message.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The error target.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// The error details.
     ///
     /// Read-only. Items are identified by `message`, `target`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<ErrorDetail>>,
     /// The error additional info.
     ///
     /// Read-only.
-    #[serde(rename = "additionalInfo", default, skip_serializing_if = "Option::is_none")]
     pub additional_info: Option<Vec<ErrorAdditionalInfo>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -478,8 +432,7 @@ armgen_runtime::json_object! {
         "target" => target,
         "details" => details,
         "additionalInfo" => additional_info,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ErrorDetail {
@@ -525,21 +478,18 @@ armgen_runtime::open_enum! {
 /// GPU settings for the Agent Pool.
 ///
 /// Schema `GPUProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct GpuProfile {
     /// Whether to install GPU drivers. When it's not specified, default is Install.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub driver: Option<GpuDriver>,
     /// NVIDIA-specific GPU settings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nvidia: Option<NvidiaGpuProfile>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { GpuProfile { "driver" => driver, "nvidia" => nvidia } rest => unknown_fields }
+armgen_runtime::json_object! { GpuProfile { "driver" => driver, "nvidia" => nvidia } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for GpuProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -565,21 +515,18 @@ armgen_runtime::open_enum! {
 /// Contains the IPTag associated with the object.
 ///
 /// Schema `IPTag`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IpTag {
     /// The IP tag type. Example: RoutingPreference.
-    #[serde(rename = "ipTagType", default, skip_serializing_if = "Option::is_none")]
     pub ip_tag_type: Option<String>,
     /// The value of the IP tag associated with the public IP. Example: Internet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { IpTag { "ipTagType" => ip_tag_type, "tag" => tag } rest => unknown_fields }
+armgen_runtime::json_object! { IpTag { "ipTagType" => ip_tag_type, "tag" => tag } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for IpTag {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -590,54 +537,42 @@ impl armgen_runtime::UnknownFields for IpTag {
 /// Kubelet configurations of agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 ///
 /// Schema `KubeletConfig`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct KubeletConfig {
     /// The CPU Manager policy to use. The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
-    #[serde(rename = "cpuManagerPolicy", default, skip_serializing_if = "Option::is_none")]
     pub cpu_manager_policy: Option<String>,
     /// If CPU CFS quota enforcement is enabled for containers that specify CPU limits. The default is true.
-    #[serde(rename = "cpuCfsQuota", default, skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota: Option<bool>,
     /// The CPU CFS quota period value. The default is '100ms.' Valid values are a sequence of decimal numbers with an optional fraction and a unit suffix. For example: '300ms', '2h45m'. Supported units are 'ns', 'us', 'ms', 's', 'm', and 'h'.
-    #[serde(rename = "cpuCfsQuotaPeriod", default, skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota_period: Option<String>,
     /// The percent of disk usage after which image garbage collection is always run. To disable image garbage collection, set to 100. The default is 85%
     ///
     /// Format: `int32`.
-    #[serde(rename = "imageGcHighThreshold", default, skip_serializing_if = "Option::is_none")]
     pub image_gc_high_threshold: Option<i32>,
     /// The percent of disk usage before which image garbage collection is never run. This cannot be set higher than imageGcHighThreshold. The default is 80%
     ///
     /// Format: `int32`.
-    #[serde(rename = "imageGcLowThreshold", default, skip_serializing_if = "Option::is_none")]
     pub image_gc_low_threshold: Option<i32>,
     /// The Topology Manager policy to use. For more information see [Kubernetes Topology Manager](<https://kubernetes.io/docs/tasks/administer-cluster/topology-manager>). The default is 'none'. Allowed values are 'none', 'best-effort', 'restricted', and 'single-numa-node'.
-    #[serde(rename = "topologyManagerPolicy", default, skip_serializing_if = "Option::is_none")]
     pub topology_manager_policy: Option<String>,
     /// Allowed list of unsafe sysctls or unsafe sysctl patterns (ending in `*`).
-    #[serde(rename = "allowedUnsafeSysctls", default, skip_serializing_if = "Option::is_none")]
     pub allowed_unsafe_sysctls: Option<Vec<String>>,
     /// If set to true it will make the Kubelet fail to start if swap is enabled on the node.
-    #[serde(rename = "failSwapOn", default, skip_serializing_if = "Option::is_none")]
     pub fail_swap_on: Option<bool>,
     /// The maximum size (e.g. 10Mi) of container log file before it is rotated.
     ///
     /// Format: `int32`.
-    #[serde(rename = "containerLogMaxSizeMB", default, skip_serializing_if = "Option::is_none")]
     pub container_log_max_size_mb: Option<i32>,
     /// The maximum number of container log files that can be present for a container. The number must be ≥ 2.
     ///
     /// Format: `int32`.
-    #[serde(rename = "containerLogMaxFiles", default, skip_serializing_if = "Option::is_none")]
     pub container_log_max_files: Option<i32>,
     /// The maximum number of processes per pod.
     ///
     /// Format: `int32`.
-    #[serde(rename = "podMaxPids", default, skip_serializing_if = "Option::is_none")]
     pub pod_max_pids: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -654,8 +589,7 @@ armgen_runtime::json_object! {
         "containerLogMaxSizeMB" => container_log_max_size_mb,
         "containerLogMaxFiles" => container_log_max_files,
         "podMaxPids" => pod_max_pids,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for KubeletConfig {
@@ -680,25 +614,20 @@ armgen_runtime::open_enum! {
 /// OS configurations of Linux agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 ///
 /// Schema `LinuxOSConfig`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LinuxOsConfig {
     /// Sysctl settings for Linux agent nodes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sysctls: Option<SysctlConfig>,
     /// Whether transparent hugepages are enabled. Valid values are 'always', 'madvise', and 'never'. The default is 'always'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(rename = "transparentHugePageEnabled", default, skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_enabled: Option<String>,
     /// Whether the kernel should make aggressive use of memory compaction to make more hugepages available. Valid values are 'always', 'defer', 'defer+madvise', 'madvise' and 'never'. The default is 'madvise'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(rename = "transparentHugePageDefrag", default, skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_defrag: Option<String>,
     /// The size in MB of a swap file that will be created on each node.
     ///
     /// Format: `int32`.
-    #[serde(rename = "swapFileSizeMB", default, skip_serializing_if = "Option::is_none")]
     pub swap_file_size_mb: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -708,8 +637,7 @@ armgen_runtime::json_object! {
         "transparentHugePageEnabled" => transparent_huge_page_enabled,
         "transparentHugePageDefrag" => transparent_huge_page_defrag,
         "swapFileSizeMB" => swap_file_size_mb,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for LinuxOsConfig {
@@ -765,51 +693,42 @@ armgen_runtime::open_enum! {
 /// Overrides for localDNS profile.
 ///
 /// Schema `LocalDNSOverride`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LocalDnsOverride {
     /// Log level for DNS queries in localDNS.
     ///
     /// Default: `"Error"`.
-    #[serde(rename = "queryLogging", default, skip_serializing_if = "Option::is_none")]
     pub query_logging: Option<LocalDnsQueryLogging>,
     /// Enforce TCP or prefer UDP protocol for connections from localDNS to upstream DNS server.
     ///
     /// Default: `"PreferUDP"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<LocalDnsProtocol>,
     /// Destination server for DNS queries to be forwarded from localDNS.
     ///
     /// Default: `"ClusterCoreDNS"`.
-    #[serde(rename = "forwardDestination", default, skip_serializing_if = "Option::is_none")]
     pub forward_destination: Option<LocalDnsForwardDestination>,
     /// Forward policy for selecting upstream DNS server. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
     ///
     /// Default: `"Sequential"`.
-    #[serde(rename = "forwardPolicy", default, skip_serializing_if = "Option::is_none")]
     pub forward_policy: Option<LocalDnsForwardPolicy>,
     /// Maximum number of concurrent queries. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
     ///
     /// Format: `int32`. Default: `1000`.
-    #[serde(rename = "maxConcurrent", default, skip_serializing_if = "Option::is_none")]
     pub max_concurrent: Option<i32>,
     /// Cache max TTL in seconds. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
     ///
     /// Format: `int32`. Default: `3600`.
-    #[serde(rename = "cacheDurationInSeconds", default, skip_serializing_if = "Option::is_none")]
     pub cache_duration_in_seconds: Option<i32>,
     /// Serve stale duration in seconds. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
     ///
     /// Format: `int32`. Default: `3600`.
-    #[serde(rename = "serveStaleDurationInSeconds", default, skip_serializing_if = "Option::is_none")]
     pub serve_stale_duration_in_seconds: Option<i32>,
     /// Policy for serving stale data. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
     ///
     /// Default: `"Immediate"`.
-    #[serde(rename = "serveStale", default, skip_serializing_if = "Option::is_none")]
     pub serve_stale: Option<LocalDnsServeStale>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -823,8 +742,7 @@ armgen_runtime::json_object! {
         "cacheDurationInSeconds" => cache_duration_in_seconds,
         "serveStaleDurationInSeconds" => serve_stale_duration_in_seconds,
         "serveStale" => serve_stale,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for LocalDnsOverride {
@@ -842,27 +760,22 @@ impl armgen_runtime::UnknownFields for LocalDnsOverride {
 /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
 ///
 /// Schema `LocalDNSProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LocalDnsProfile {
     /// Mode of enablement for localDNS.
     ///
     /// Default: `"Preferred"`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mode: Option<LocalDnsMode>,
     /// System-generated state of localDNS.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<LocalDnsState>,
     /// VnetDNS overrides apply to DNS traffic from pods with dnsPolicy:default or kubelet (referred to as VnetDNS traffic).
-    #[serde(rename = "vnetDNSOverrides", default, skip_serializing_if = "Option::is_none")]
     pub vnet_dns_overrides: Option<BTreeMap<String, LocalDnsOverride>>,
     /// KubeDNS overrides apply to DNS traffic from pods with dnsPolicy:ClusterFirst (referred to as KubeDNS traffic).
-    #[serde(rename = "kubeDNSOverrides", default, skip_serializing_if = "Option::is_none")]
     pub kube_dns_overrides: Option<BTreeMap<String, LocalDnsOverride>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -872,8 +785,7 @@ armgen_runtime::json_object! {
         "state" => state,
         "vnetDNSOverrides" => vnet_dns_overrides,
         "kubeDNSOverrides" => kube_dns_overrides,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for LocalDnsProfile {
@@ -956,23 +868,20 @@ armgen_runtime::open_enum! {
 /// Specifications on number of machines.
 ///
 /// Schema `ManualScaleProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManualScaleProfile {
     /// VM size that AKS will use when creating and scaling e.g. 'Standard_E4s_v3', 'Standard_E16s_v3' or 'Standard_D16s_v5'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<String>,
     /// Number of nodes.
     ///
     /// Format: `int32`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ManualScaleProfile { "size" => size, "count" => count } rest => unknown_fields }
+armgen_runtime::json_object! { ManualScaleProfile { "size" => size, "count" => count } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ManualScaleProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -983,18 +892,16 @@ impl armgen_runtime::UnknownFields for ManualScaleProfile {
 /// NVIDIA-specific GPU settings
 ///
 /// Schema `NvidiaGPUProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct NvidiaGpuProfile {
     /// The Fully Managed GPU experience installs and manages the GPU driver, Kubernetes device plugin, and DCGM metrics exporter. For more details, see <https://aka.ms/aks/managed-gpu>.
-    #[serde(rename = "managementMode", default, skip_serializing_if = "Option::is_none")]
     pub management_mode: Option<ManagementMode>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { NvidiaGpuProfile { "managementMode" => management_mode } rest => unknown_fields }
+armgen_runtime::json_object! { NvidiaGpuProfile { "managementMode" => management_mode } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for NvidiaGpuProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1074,30 +981,25 @@ armgen_runtime::open_enum! {
 /// The port range.
 ///
 /// Schema `PortRange`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PortRange {
     /// The minimum port that is included in the range. It should be ranged from 1 to 65535, and be less than or equal to portEnd.
     ///
     /// Format: `int32`.
-    #[serde(rename = "portStart", default, skip_serializing_if = "Option::is_none")]
     pub port_start: Option<i32>,
     /// The maximum port that is included in the range. It should be ranged from 1 to 65535, and be greater than or equal to portStart.
     ///
     /// Format: `int32`.
-    #[serde(rename = "portEnd", default, skip_serializing_if = "Option::is_none")]
     pub port_end: Option<i32>,
     /// The network protocol of the port.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub protocol: Option<Protocol>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    PortRange { "portStart" => port_start, "portEnd" => port_end, "protocol" => protocol }
-    rest => unknown_fields
+    PortRange { "portStart" => port_start, "portEnd" => port_end, "protocol" => protocol } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for PortRange {
@@ -1110,18 +1012,16 @@ impl armgen_runtime::UnknownFields for PortRange {
 /// Describes the Power State of the cluster
 ///
 /// Schema `PowerState`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PowerState {
     /// Tells whether the cluster is Running or Stopped
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<Code>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { PowerState { "code" => code } rest => unknown_fields }
+armgen_runtime::json_object! { PowerState { "code" => code } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for PowerState {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1159,24 +1059,21 @@ armgen_runtime::open_enum! {
 /// Specifications on how to scale a VirtualMachines agent pool.
 ///
 /// Schema `ScaleProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ScaleProfile {
     /// Specifications on how to scale the VirtualMachines agent pool to a fixed size.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manual: Option<Vec<ManualScaleProfile>>,
     /// Specifications on how to auto-scale the VirtualMachines agent pool within a predefined size range.
     /// Each profile targets a specific VM SKU and is evaluated independently.
     /// Scaling decisions across profiles are governed by the cluster autoscaler expander,
     /// configurable via `ManagedCluster.properties.autoScalerProfile.expander`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub autoscale: Option<Vec<AutoScaleProfile>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ScaleProfile { "manual" => manual, "autoscale" => autoscale } rest => unknown_fields }
+armgen_runtime::json_object! { ScaleProfile { "manual" => manual, "autoscale" => autoscale } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ScaleProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1215,147 +1112,118 @@ armgen_runtime::open_enum! {
 /// Sysctl settings for Linux agent nodes.
 ///
 /// Schema `SysctlConfig`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SysctlConfig {
     /// Sysctl setting net.core.somaxconn.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netCoreSomaxconn", default, skip_serializing_if = "Option::is_none")]
     pub net_core_somaxconn: Option<i32>,
     /// Sysctl setting net.core.netdev_max_backlog.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netCoreNetdevMaxBacklog", default, skip_serializing_if = "Option::is_none")]
     pub net_core_netdev_max_backlog: Option<i32>,
     /// Sysctl setting net.core.rmem_default.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netCoreRmemDefault", default, skip_serializing_if = "Option::is_none")]
     pub net_core_rmem_default: Option<i32>,
     /// Sysctl setting net.core.rmem_max.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netCoreRmemMax", default, skip_serializing_if = "Option::is_none")]
     pub net_core_rmem_max: Option<i32>,
     /// Sysctl setting net.core.wmem_default.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netCoreWmemDefault", default, skip_serializing_if = "Option::is_none")]
     pub net_core_wmem_default: Option<i32>,
     /// Sysctl setting net.core.wmem_max.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netCoreWmemMax", default, skip_serializing_if = "Option::is_none")]
     pub net_core_wmem_max: Option<i32>,
     /// Sysctl setting net.core.optmem_max.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netCoreOptmemMax", default, skip_serializing_if = "Option::is_none")]
     pub net_core_optmem_max: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_syn_backlog.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netIpv4TcpMaxSynBacklog", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_syn_backlog: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_tw_buckets.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netIpv4TcpMaxTwBuckets", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_tw_buckets: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_fin_timeout.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netIpv4TcpFinTimeout", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_fin_timeout: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_time.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netIpv4TcpKeepaliveTime", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_time: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_probes.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netIpv4TcpKeepaliveProbes", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_probes: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_intvl.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netIpv4TcpkeepaliveIntvl", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcpkeepalive_intvl: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_tw_reuse.
-    #[serde(rename = "netIpv4TcpTwReuse", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_tw_reuse: Option<bool>,
     /// Sysctl setting net.ipv4.ip_local_port_range.
-    #[serde(rename = "netIpv4IpLocalPortRange", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_ip_local_port_range: Option<String>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh1.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netIpv4NeighDefaultGcThresh1", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh1: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh2.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netIpv4NeighDefaultGcThresh2", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh2: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh3.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netIpv4NeighDefaultGcThresh3", default, skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh3: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_max.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netNetfilterNfConntrackMax", default, skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_max: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_buckets.
     ///
     /// Format: `int32`.
-    #[serde(rename = "netNetfilterNfConntrackBuckets", default, skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_buckets: Option<i32>,
     /// Sysctl setting fs.inotify.max_user_watches.
     ///
     /// Format: `int32`.
-    #[serde(rename = "fsInotifyMaxUserWatches", default, skip_serializing_if = "Option::is_none")]
     pub fs_inotify_max_user_watches: Option<i32>,
     /// Sysctl setting fs.file-max.
     ///
     /// Format: `int32`.
-    #[serde(rename = "fsFileMax", default, skip_serializing_if = "Option::is_none")]
     pub fs_file_max: Option<i32>,
     /// Sysctl setting fs.aio-max-nr.
     ///
     /// Format: `int32`.
-    #[serde(rename = "fsAioMaxNr", default, skip_serializing_if = "Option::is_none")]
     pub fs_aio_max_nr: Option<i32>,
     /// Sysctl setting fs.nr_open.
     ///
     /// Format: `int32`.
-    #[serde(rename = "fsNrOpen", default, skip_serializing_if = "Option::is_none")]
     pub fs_nr_open: Option<i32>,
     /// Sysctl setting kernel.threads-max.
     ///
     /// Format: `int32`.
-    #[serde(rename = "kernelThreadsMax", default, skip_serializing_if = "Option::is_none")]
     pub kernel_threads_max: Option<i32>,
     /// Sysctl setting vm.max_map_count.
     ///
     /// Format: `int32`.
-    #[serde(rename = "vmMaxMapCount", default, skip_serializing_if = "Option::is_none")]
     pub vm_max_map_count: Option<i32>,
     /// Sysctl setting vm.swappiness.
     ///
     /// Format: `int32`.
-    #[serde(rename = "vmSwappiness", default, skip_serializing_if = "Option::is_none")]
     pub vm_swappiness: Option<i32>,
     /// Sysctl setting vm.vfs_cache_pressure.
     ///
     /// Format: `int32`.
-    #[serde(rename = "vmVfsCachePressure", default, skip_serializing_if = "Option::is_none")]
     pub vm_vfs_cache_pressure: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1389,8 +1257,7 @@ armgen_runtime::json_object! {
         "vmMaxMapCount" => vm_max_map_count,
         "vmSwappiness" => vm_swappiness,
         "vmVfsCachePressure" => vm_vfs_cache_pressure,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for SysctlConfig {
@@ -1402,33 +1269,26 @@ impl armgen_runtime::UnknownFields for SysctlConfig {
 /// Metadata pertaining to creation and last modification of the resource.
 ///
 /// Schema `SystemData`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SystemData {
     /// The identity that created the resource.
-    #[serde(rename = "createdBy", default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
     /// The type of identity that created the resource.
-    #[serde(rename = "createdByType", default, skip_serializing_if = "Option::is_none")]
     pub created_by_type: Option<CreatedByType>,
     /// The timestamp of resource creation (UTC).
     ///
     /// Format: `date-time`.
-    #[serde(rename = "createdAt", default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
     /// The identity that last modified the resource.
-    #[serde(rename = "lastModifiedBy", default, skip_serializing_if = "Option::is_none")]
     pub last_modified_by: Option<String>,
     /// The type of identity that last modified the resource.
-    #[serde(rename = "lastModifiedByType", default, skip_serializing_if = "Option::is_none")]
     pub last_modified_by_type: Option<CreatedByType>,
     /// The timestamp of resource last modification (UTC)
     ///
     /// Format: `date-time`.
-    #[serde(rename = "lastModifiedAt", default, skip_serializing_if = "Option::is_none")]
     pub last_modified_at: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1440,8 +1300,7 @@ armgen_runtime::json_object! {
         "lastModifiedBy" => last_modified_by,
         "lastModifiedByType" => last_modified_by_type,
         "lastModifiedAt" => last_modified_at,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for SystemData {
@@ -1469,23 +1328,20 @@ armgen_runtime::open_enum! {
 /// Current status on a group of nodes of the same vm size.
 ///
 /// Schema `VirtualMachineNodes`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualMachineNodes {
     /// The VM size of the agents used to host this group of nodes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<String>,
     /// Number of nodes.
     ///
     /// Format: `int32`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { VirtualMachineNodes { "size" => size, "count" => count } rest => unknown_fields }
+armgen_runtime::json_object! { VirtualMachineNodes { "size" => size, "count" => count } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for VirtualMachineNodes {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -1496,18 +1352,16 @@ impl armgen_runtime::UnknownFields for VirtualMachineNodes {
 /// Specifications on VirtualMachines agent pool.
 ///
 /// Schema `VirtualMachinesProfile`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualMachinesProfile {
     /// Specifications on how to scale a VirtualMachines agent pool.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scale: Option<ScaleProfile>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { VirtualMachinesProfile { "scale" => scale } rest => unknown_fields }
+armgen_runtime::json_object! { VirtualMachinesProfile { "scale" => scale } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for VirtualMachinesProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {

@@ -7,14 +7,11 @@
 use super::*;
 use super::super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver, required};
-use serde::Serialize;
 
 /// Managed identity profile for the identity binding.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IdentityBindingManagedIdentityProfile {
     /// The resource ID of the managed identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<armgen_runtime::kube::ResourceReference>,
 }
 

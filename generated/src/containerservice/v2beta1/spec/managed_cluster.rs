@@ -11,24 +11,18 @@ use armgen_runtime::kube::{
     ConversionError, Path, Resolver, keys_of_references, required,
 };
 
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AdvancedNetworking {
     /// Indicates the enablement of Advanced Networking functionalities of observability and security on AKS clusters. When this is set to true, all observability and security features will be set to enabled unless explicitly disabled. If not specified, the default is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub observability: Option<AdvancedNetworkingObservability>,
     /// Security profile to enable security features on cilium based cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub security: Option<AdvancedNetworkingSecurity>,
     /// Profile to enable performance-enhancing features on clusters that use Azure CNI powered by Cilium.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub performance: Option<AdvancedNetworkingPerformance>,
 }
 
@@ -68,11 +62,9 @@ impl AdvancedNetworking {
 }
 
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AdvancedNetworkingObservability {
     /// Indicates the enablement of Advanced Networking observability functionalities on clusters.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -101,11 +93,9 @@ impl AdvancedNetworkingObservability {
 }
 
 /// Profile to enable performance-enhancing features on clusters that use Azure CNI powered by Cilium.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AdvancedNetworkingPerformance {
     /// Enable advanced network acceleration options. This allows users to configure acceleration using BPF host routing. This can be enabled only with Cilium dataplane. If not specified, the default value is None (no acceleration). The acceleration mode can be changed on a pre-existing cluster. See <https://aka.ms/acnsperformance> for a detailed explanation
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub acceleration_mode: Option<arm::AccelerationMode>,
 }
 
@@ -136,17 +126,13 @@ impl AdvancedNetworkingPerformance {
 }
 
 /// Security profile to enable security features on cilium based cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AdvancedNetworkingSecurity {
     /// This feature allows user to configure network policy based on DNS (FQDN) names. It can be enabled only on cilium based clusters. If not specified, the default is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Enable advanced network policies. This allows users to configure Layer 7 network policies (FQDN, HTTP, Kafka). Policies themselves must be configured via the Cilium Network Policy resources, see <https://docs.cilium.io/en/latest/security/policy/index.html>. This can be enabled only on cilium-based clusters. If not specified, the default value is FQDN if security.enabled is set to true.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub advanced_network_policies: Option<arm::AdvancedNetworkPolicies>,
     /// Encryption configuration for Cilium-based clusters. Once enabled all traffic between Cilium managed pods will be encrypted when it leaves the node boundary.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub transit_encryption: Option<AdvancedNetworkingSecurityTransitEncryption>,
 }
 
@@ -190,11 +176,9 @@ impl AdvancedNetworkingSecurity {
 }
 
 /// Encryption configuration for Cilium-based clusters. Once enabled all traffic between Cilium managed pods will be encrypted when it leaves the node boundary.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AdvancedNetworkingSecurityTransitEncryption {
     /// Configures pod-to-pod encryption. This can be enabled only on Cilium-based clusters. If not specified, the default value is None.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::TransitEncryptionType>,
 }
 
@@ -223,20 +207,15 @@ impl AdvancedNetworkingSecurityTransitEncryption {
 }
 
 /// Azure Key Vault key management service settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AzureKeyVaultKms {
     /// Whether to enable Azure Key Vault key management service. The default is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// The identifier of the Azure Key Vault key. For more information, see [Azure Key Vault key identifiers](<https://docs.microsoft.com/en-us/azure/key-vault/general/about-keys-secrets-certificates#vault-name-and-object-name>). This property is required when Azure Key Vault key management service is enabled and must be omitted when the service is disabled. Starting with API versions 2026-07-01 and 2026-07-02-preview, a versioned key identifier uses the legacy KMS experience, while an unversioned key identifier uses the new KMS experience. For more information, see [KMS data encryption concepts](<https://learn.microsoft.com/en-us/azure/aks/kms-data-encryption-concepts>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_id: Option<String>,
     /// Network access of the key vault. Network access of key vault. The possible values are `Public` and `Private`. `Public` means the key vault allows public access from all networks. `Private` means the key vault disables public access and enables private link. The default value is `Public`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_vault_network_access: Option<arm::KeyVaultNetworkAccessTypes>,
     /// Resource ID of key vault. When keyVaultNetworkAccess is `Private`, this field is required and must be a valid resource ID. When keyVaultNetworkAccess is `Public`, leave the field empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_vault_resource_id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
@@ -279,11 +258,9 @@ impl AzureKeyVaultKms {
 }
 
 /// Settings for upgrading a cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ClusterUpgradeSettings {
     /// Settings for overrides.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub override_settings: Option<UpgradeOverrideSettings>,
 }
 
@@ -310,14 +287,11 @@ impl ClusterUpgradeSettings {
 }
 
 /// Profile for Linux VMs in the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContainerServiceLinuxProfile {
     /// The administrator username to use for Linux VMs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_username: Option<String>,
     /// The SSH configuration for Linux-based VMs running on Azure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ssh: Option<ContainerServiceSshConfiguration>,
 }
 
@@ -353,59 +327,41 @@ impl ContainerServiceLinuxProfile {
 }
 
 /// Profile of network configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContainerServiceNetworkProfile {
     /// Network plugin used for building the Kubernetes network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_plugin: Option<arm::NetworkPlugin>,
     /// The mode the network plugin should use.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_plugin_mode: Option<arm::NetworkPluginMode>,
     /// Network policy used for building the Kubernetes network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_policy: Option<arm::NetworkPolicy>,
     /// The network mode Azure CNI is configured with. This cannot be specified if networkPlugin is anything other than 'azure'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_mode: Option<arm::NetworkMode>,
     /// Network dataplane used in the Kubernetes cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_dataplane: Option<arm::NetworkDataplane>,
     /// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub advanced_networking: Option<AdvancedNetworking>,
     /// A CIDR notation IP range from which to assign pod IPs when kubenet is used.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_cidr: Option<String>,
     /// A CIDR notation IP range from which to assign service cluster IPs. It must not overlap with any Subnet IP ranges.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_cidr: Option<String>,
     /// An IP address assigned to the Kubernetes DNS service. It must be within the Kubernetes service address range specified in serviceCidr.
-    #[serde(rename = "dnsServiceIP", skip_serializing_if = "Option::is_none")]
     pub dns_service_ip: Option<String>,
     /// The outbound (egress) routing method. This can only be set at cluster creation time and cannot be changed later. For more information see [egress outbound type](<https://docs.microsoft.com/azure/aks/egress-outboundtype>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub outbound_type: Option<arm::OutboundType>,
     /// The load balancer sku for the managed cluster. The default is 'standard'. See [Azure Load Balancer SKUs](<https://docs.microsoft.com/azure/load-balancer/skus>) for more information about the differences between load balancer SKUs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub load_balancer_sku: Option<arm::LoadBalancerSku>,
     /// Profile of the cluster load balancer.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub load_balancer_profile: Option<ManagedClusterLoadBalancerProfile>,
     /// Profile of the cluster NAT gateway.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nat_gateway_profile: Option<ManagedClusterNatGatewayProfile>,
     /// The profile for Static Egress Gateway addon. For more details about Static Egress Gateway, see <https://aka.ms/aks/static-egress-gateway>.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub static_egress_gateway_profile: Option<ManagedClusterStaticEgressGatewayProfile>,
     /// The CIDR notation IP ranges from which to assign pod IPs. One IPv4 CIDR is expected for single-stack networking. Two CIDRs, one for each IP family (IPv4/IPv6), is expected for dual-stack networking.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_cidrs: Option<Vec<String>>,
     /// The CIDR notation IP ranges from which to assign service cluster IPs. One IPv4 CIDR is expected for single-stack networking. Two CIDRs, one for each IP family (IPv4/IPv6), is expected for dual-stack networking. They must not overlap with any Subnet IP ranges.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_cidrs: Option<Vec<String>>,
     /// The IP families used to specify IP versions available to the cluster. IP families are used to determine single-stack or dual-stack clusters. For single-stack, the expected value is IPv4. For dual-stack, the expected values are IPv4 and IPv6.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_families: Option<Vec<arm::IpFamily>>,
 }
 
@@ -493,11 +449,9 @@ impl ContainerServiceNetworkProfile {
 }
 
 /// SSH configuration for Linux-based VMs running on Azure.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContainerServiceSshConfiguration {
     /// The list of SSH public keys used to authenticate with Linux-based VMs. A maximum of 1 key may be specified.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_keys: Option<Vec<ContainerServiceSshPublicKey>>,
 }
 
@@ -532,11 +486,9 @@ impl ContainerServiceSshConfiguration {
 }
 
 /// Contains information about SSH certificate public key data.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContainerServiceSshPublicKey {
     /// Certificate public key used to authenticate with VMs through SSH. The certificate must be in PEM format with or without headers.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_data: Option<String>,
 }
 
@@ -567,20 +519,15 @@ impl ContainerServiceSshPublicKey {
 }
 
 /// Delegated resource properties - internal use only.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DelegatedResource {
     /// The ARM resource id of the delegated resource - internal use only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
     /// The tenant id of the delegated resource - internal use only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// The delegation id of the referral delegation (optional) - internal use only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub referral_resource: Option<String>,
     /// The source resource location - internal use only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
 }
 
@@ -620,14 +567,11 @@ impl DelegatedResource {
 }
 
 /// The complex type of the extended location.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ExtendedLocation {
     /// The name of the extended location.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the extended location.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ExtendedLocationTypes>,
 }
 
@@ -656,11 +600,9 @@ impl ExtendedLocation {
 }
 
 /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioCertificateAuthority {
     /// Plugin certificates information for Service Mesh.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub plugin: Option<IstioPluginCertificateAuthority>,
 }
 
@@ -691,17 +633,13 @@ impl IstioCertificateAuthority {
 }
 
 /// Istio components configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioComponents {
     /// Istio ingress gateways.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ingress_gateways: Option<Vec<IstioIngressGateway>>,
     /// Istio egress gateways.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub egress_gateways: Option<Vec<IstioEgressGateway>>,
     /// Mode of traffic redirection.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub proxy_redirection_mechanism: Option<arm::ProxyRedirectionMechanism>,
 }
 
@@ -741,20 +679,15 @@ impl IstioComponents {
 }
 
 /// Istio egress gateway configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioEgressGateway {
     /// Whether to enable the egress gateway.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Name of the Istio add-on egress gateway.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Namespace that the Istio add-on egress gateway should be deployed in. If unspecified, the default is aks-istio-egress.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// Name of the gateway configuration custom resource for the Istio add-on egress gateway. Must be specified when enabling the Istio egress gateway. Must be deployed in the same namespace that the Istio egress gateway will be deployed in.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gateway_configuration_name: Option<String>,
 }
 
@@ -794,14 +727,11 @@ impl IstioEgressGateway {
 }
 
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioIngressGateway {
     /// Mode of an ingress gateway.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::IstioIngressGatewayMode>,
     /// Whether to enable the ingress gateway.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -830,23 +760,17 @@ impl IstioIngressGateway {
 }
 
 /// Plugin certificates information for Service Mesh.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioPluginCertificateAuthority {
     /// The resource ID of the Key Vault.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_vault_id: Option<armgen_runtime::kube::ResourceReference>,
     /// Intermediate certificate object name in Azure Key Vault.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cert_object_name: Option<String>,
     /// Intermediate certificate private key object name in Azure Key Vault.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub key_object_name: Option<String>,
     /// Root certificate object name in Azure Key Vault.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub root_cert_object_name: Option<String>,
     /// Certificate chain object name in Azure Key Vault.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cert_chain_object_name: Option<String>,
 }
 
@@ -893,17 +817,13 @@ impl IstioPluginCertificateAuthority {
 }
 
 /// Istio service mesh configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioServiceMesh {
     /// Istio components configuration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub components: Option<IstioComponents>,
     /// Istio Service Mesh Certificate Authority (CA) configuration. For now, we only support plugin certificates as described here <https://aka.ms/asm-plugin-ca>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub certificate_authority: Option<IstioCertificateAuthority>,
     /// The list of revisions of the Istio control plane. When an upgrade is not in progress, this holds one value. When canary upgrade is in progress, this can only hold two consecutive values. For more information, see: <https://learn.microsoft.com/en-us/azure/aks/istio-upgrade>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub revisions: Option<Vec<String>>,
 }
 
@@ -940,11 +860,9 @@ impl IstioServiceMesh {
 }
 
 /// Encryption at rest of Kubernetes resource objects using service-managed keys. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct KubernetesResourceObjectEncryptionProfile {
     /// Whether to enable encryption at rest of Kubernetes resource objects using service-managed keys. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub infrastructure_encryption: Option<arm::InfrastructureEncryption>,
 }
 
@@ -977,29 +895,21 @@ impl KubernetesResourceObjectEncryptionProfile {
 }
 
 /// AADProfile specifies attributes for Azure Active Directory integration. For more details see [managed AAD on AKS](<https://docs.microsoft.com/azure/aks/managed-aad>).
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAadProfile {
     /// Whether to enable managed AAD.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed: Option<bool>,
     /// Whether to enable Azure RBAC for Kubernetes authorization.
-    #[serde(rename = "enableAzureRBAC", skip_serializing_if = "Option::is_none")]
     pub enable_azure_rbac: Option<bool>,
     /// The list of AAD group object IDs that will have admin role of the cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_group_object_i_ds: Option<Vec<String>>,
     /// (DEPRECATED) The client AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(rename = "clientAppID", skip_serializing_if = "Option::is_none")]
     pub client_app_id: Option<String>,
     /// (DEPRECATED) The server AAD application ID. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(rename = "serverAppID", skip_serializing_if = "Option::is_none")]
     pub server_app_id: Option<String>,
     /// (DEPRECATED) The server AAD application secret. Learn more at <https://aka.ms/aks/aad-legacy>.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub server_app_secret: Option<armgen_runtime::kube::SecretReference>,
     /// The AAD tenant ID to use for authentication. If not specified, will use the tenant of the deployment subscription.
-    #[serde(rename = "tenantID", skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
 }
 
@@ -1052,14 +962,11 @@ impl ManagedClusterAadProfile {
 }
 
 /// A Kubernetes add-on profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAddonProfile {
     /// Whether the add-on is enabled or not.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Key-value pairs for configuring an add-on.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub config: Option<BTreeMap<String, String>>,
 }
 
@@ -1093,165 +1000,112 @@ impl ManagedClusterAddonProfile {
 }
 
 /// Profile for the container service agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAgentPoolProfile {
     /// Number of agents (VMs) to host docker containers. Allowed values must be in the range of 0 to 1000 (inclusive) for user pools and in the range of 1 to 1000 (inclusive) for system pools. The default value is 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// The size of the agent pool VMs. VM size availability varies by region. If a node contains insufficient compute resources (memory, cpu, etc) pods might fail to run correctly. For more details on restricted VM sizes, see: <https://docs.microsoft.com/azure/aks/quotas-skus-regions>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_size: Option<String>,
     /// OS Disk Size in GB to be used to specify the disk size for every machine in the master/agent pool. If you specify 0, it will apply the default osDisk size according to the vmSize specified.
-    #[serde(rename = "osDiskSizeGB", skip_serializing_if = "Option::is_none")]
     pub os_disk_size_gb: Option<i32>,
     /// The OS disk type to be used for machines in the agent pool. The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see [Ephemeral OS](<https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_disk_type: Option<arm::OsDiskType>,
     /// Determines the placement of emptyDir volumes, container runtime data root, and Kubelet ephemeral storage.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_disk_type: Option<arm::KubeletDiskType>,
     /// Determines the type of workload a node can run.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_runtime: Option<arm::WorkloadRuntime>,
     /// Message of the day for Linux nodes, base64-encoded. A base64-encoded string which will be written to /etc/motd after decoding. This allows customization of the message of the day for Linux nodes. It must not be specified for Windows nodes. It must be a static string (i.e., will be printed raw and not be executed as a script).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message_of_the_day: Option<String>,
     /// The ID of the subnet which agent pool nodes and optionally pods will join on startup. If this is not specified, a VNET and subnet will be generated and used. If no podSubnetID is specified, this applies to nodes and pods, otherwise it applies to just nodes. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "vnetSubnetID", skip_serializing_if = "Option::is_none")]
     pub vnet_subnet_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The ID of the subnet which pods will join when launched. If omitted, pod IPs are statically assigned on the node subnet (see vnetSubnetID for more details). This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}
-    #[serde(rename = "podSubnetID", skip_serializing_if = "Option::is_none")]
     pub pod_subnet_id: Option<armgen_runtime::kube::ResourceReference>,
     /// Pod IP Allocation Mode. The IP allocation mode for pods in the agent pool. Must be used with podSubnetId. The default is 'DynamicIndividual'.
-    #[serde(rename = "podIPAllocationMode", skip_serializing_if = "Option::is_none")]
     pub pod_ip_allocation_mode: Option<arm::PodIpAllocationMode>,
     /// The maximum number of pods that can run on a node.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_pods: Option<i32>,
     /// The operating system type. The default is Linux.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub os_type: Option<arm::OsType>,
     /// Specifies the OS SKU used by the agent pool. The default is Ubuntu if OSType is Linux. The default is Windows2019 when Kubernetes &lt;= 1.24 or Windows2022 when Kubernetes &gt;= 1.25 if OSType is Windows.
-    #[serde(rename = "osSKU", skip_serializing_if = "Option::is_none")]
     pub os_sku: Option<arm::Ossku>,
     /// The maximum number of nodes for auto-scaling
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_count: Option<i32>,
     /// The minimum number of nodes for auto-scaling
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// Whether to enable auto-scaler
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_auto_scaling: Option<bool>,
     /// The scale down mode to use when scaling the Agent Pool. This also effects the cluster autoscaler behavior. If not specified, it defaults to Delete.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_down_mode: Option<arm::ScaleDownMode>,
     /// The type of Agent Pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::AgentPoolType>,
     /// The mode of an agent pool. A cluster must have at least one 'System' Agent Pool at all times. For additional information on agent pool restrictions and best practices, see: <https://docs.microsoft.com/azure/aks/use-system-pools>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::AgentPoolMode>,
     /// The version of Kubernetes specified by the user. Both patch version &lt;major.minor.patch&gt; (e.g. 1.20.13) and &lt;major.minor&gt; (e.g. 1.20) are supported. When &lt;major.minor&gt; is specified, the latest supported GA patch version is chosen automatically. Updating the cluster with the same &lt;major.minor&gt; once it has been created (e.g. 1.14.x -&gt; 1.14) will not trigger an upgrade, even if a newer patch version is available. As a best practice, you should upgrade all node pools in an AKS cluster to the same Kubernetes version. The node pool version must have the same major version as the control plane. The node pool minor version must be within two minor versions of the control plane version. The node pool version cannot be greater than the control plane version. For more information see [upgrading a node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#upgrade-a-node-pool>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub orchestrator_version: Option<String>,
     /// The version of the node image. Setting this value triggers an agentPool rollback.
     /// Only values from `recentlyUsedVersions` are allowed.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_image_version: Option<String>,
     /// Settings for upgrading the agentpool
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_settings: Option<AgentPoolUpgradeSettings>,
     /// Whether the Agent Pool is running or stopped. When an Agent Pool is first created it is initially Running. The Agent Pool can be stopped by setting this field to Stopped. A stopped Agent Pool stops all of its VMs and does not accrue billing charges. An Agent Pool can only be stopped if it is Running and provisioning state is Succeeded
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub power_state: Option<PowerState>,
     /// The list of Availability zones to use for nodes. This can only be specified if the AgentPoolType property is 'VirtualMachineScaleSets'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub availability_zones: Option<Vec<String>>,
     /// Whether each node is allocated its own public IP. Some scenarios may require nodes in a node pool to receive their own dedicated public IP addresses. A common scenario is for gaming workloads, where a console needs to make a direct connection to a cloud virtual machine to minimize hops. For more information see [assigning a public IP per node](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#assign-a-public-ip-per-node-for-your-node-pools>). The default is false.
-    #[serde(rename = "enableNodePublicIP", skip_serializing_if = "Option::is_none")]
     pub enable_node_public_ip: Option<bool>,
     /// The public IP prefix ID which VM nodes should use IPs from. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/publicIPPrefixes/{publicIPPrefixName}
-    #[serde(rename = "nodePublicIPPrefixID", skip_serializing_if = "Option::is_none")]
     pub node_public_ip_prefix_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The Virtual Machine Scale Set priority.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_priority: Option<arm::ScaleSetPriority>,
     /// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see [spot VMs](<https://docs.microsoft.com/azure/virtual-machines/spot-vms>)
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale_set_eviction_policy: Option<arm::ScaleSetEvictionPolicy>,
     /// The max price (in US Dollars) you are willing to pay for spot instances. Possible values are any decimal value greater than zero or -1 which indicates default price to be up-to on-demand. Possible values are any decimal value greater than zero or -1 which indicates the willingness to pay any on-demand price. For more details on spot pricing, see [spot VMs pricing](<https://docs.microsoft.com/azure/virtual-machines/spot-vms#pricing>)
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub spot_max_price: Option<f32>,
     /// The tags to be persisted on the agent pool virtual machine scale set.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The node labels to be persisted across all nodes in agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_labels: Option<BTreeMap<String, String>>,
     /// The taints added to new nodes during node pool create and scale. For example, key=value:NoSchedule.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_taints: Option<Vec<String>>,
     /// The ID for Proximity Placement Group.
-    #[serde(rename = "proximityPlacementGroupID", skip_serializing_if = "Option::is_none")]
     pub proximity_placement_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The Kubelet configuration on the agent pool nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubelet_config: Option<KubeletConfig>,
     /// The OS configuration of Linux agent nodes.
-    #[serde(rename = "linuxOSConfig", skip_serializing_if = "Option::is_none")]
     pub linux_os_config: Option<LinuxOsConfig>,
     /// Whether to enable host based OS and data drive encryption. This is only supported on certain VM sizes and in certain Azure regions. For more information, see: <https://docs.microsoft.com/azure/aks/enable-host-encryption>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_encryption_at_host: Option<bool>,
     /// Whether to enable UltraSSD
-    #[serde(rename = "enableUltraSSD", skip_serializing_if = "Option::is_none")]
     pub enable_ultra_ssd: Option<bool>,
     /// Whether to use a FIPS-enabled OS. See [Add a FIPS-enabled node pool](<https://docs.microsoft.com/azure/aks/use-multiple-node-pools#add-a-fips-enabled-node-pool-preview>) for more details.
-    #[serde(rename = "enableFIPS", skip_serializing_if = "Option::is_none")]
     pub enable_fips: Option<bool>,
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_instance_profile: Option<arm::GpuInstanceProfile>,
     /// CreationData to be used to specify the source Snapshot ID if the node pool will be created/upgraded using a snapshot.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub creation_data: Option<CreationData>,
     /// The fully qualified resource ID of the Capacity Reservation Group to provide virtual machines from a reserved group of Virtual Machines. This is of the form: '/subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/providers/Microsoft.Compute/capacityreservationgroups/{capacityReservationGroupName}' Customers use it to create an agentpool with a specified CRG. For more information see [Capacity Reservation](<https://learn.microsoft.com/en-us/azure/virtual-machines/capacity-reservation-overview>)
-    #[serde(rename = "capacityReservationGroupID", skip_serializing_if = "Option::is_none")]
     pub capacity_reservation_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The fully qualified resource ID of the Dedicated Host Group to provision virtual machines from, used only in creation scenario and not allowed to changed once set. This is of the form: /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Compute/hostGroups/{hostGroupName}. For more information see [Azure dedicated hosts](<https://docs.microsoft.com/azure/virtual-machines/dedicated-hosts>).
-    #[serde(rename = "hostGroupID", skip_serializing_if = "Option::is_none")]
     pub host_group_id: Option<armgen_runtime::kube::ResourceReference>,
     /// Network-related settings of an agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_profile: Option<AgentPoolNetworkProfile>,
     /// The Windows agent pool's specific profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub windows_profile: Option<AgentPoolWindowsProfile>,
     /// The security settings of an agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_profile: Option<AgentPoolSecurityProfile>,
     /// GPU settings for the Agent Pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gpu_profile: Option<GpuProfile>,
     /// Profile specific to a managed agent pool in Gateway mode. This field cannot be set if agent pool mode is not Gateway.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gateway_profile: Option<AgentPoolGatewayProfile>,
     /// Configuration for using artifact streaming on AKS.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub artifact_streaming_profile: Option<AgentPoolArtifactStreamingProfile>,
     /// Specifications on VirtualMachines agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub virtual_machines_profile: Option<VirtualMachinesProfile>,
     /// The status of nodes in a VirtualMachines agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub virtual_machine_nodes_status: Option<Vec<VirtualMachineNodes>>,
     /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
-    #[serde(rename = "localDNSProfile", skip_serializing_if = "Option::is_none")]
     pub local_dns_profile: Option<LocalDnsProfile>,
     /// Unique name of the agent pool profile in the context of the subscription and resource group. Windows agent pool names must be 6 characters or less.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
 }
 
@@ -1479,11 +1333,9 @@ impl ManagedClusterAgentPoolProfile {
 }
 
 /// When enabling the operator, a set of AKS managed CRDs and controllers will be installed in the cluster. The operator automates the deployment of OSS models for inference and/or training purposes. It provides a set of preset models and enables distributed inference against them.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAiToolchainOperatorProfile {
     /// Whether to enable AI toolchain operator to the cluster. Indicates if AI toolchain operator  enabled or not.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -1512,29 +1364,21 @@ impl ManagedClusterAiToolchainOperatorProfile {
 }
 
 /// Access profile for managed cluster API server.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterApiServerAccessProfile {
     /// The IP ranges authorized to access the Kubernetes API server. IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see [API server authorized IP ranges](<https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges>).
-    #[serde(rename = "authorizedIPRanges", skip_serializing_if = "Option::is_none")]
     pub authorized_ip_ranges: Option<Vec<String>>,
     /// Whether to create the cluster as a private cluster or not. For more details, see [Creating a private AKS cluster](<https://docs.microsoft.com/azure/aks/private-clusters>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster: Option<bool>,
     /// The private DNS zone mode for the cluster. The default is System. For more details see [configure private DNS zone](<https://docs.microsoft.com/azure/aks/private-clusters#configure-private-dns-zone>). Allowed values are 'system' and 'none'.
-    #[serde(rename = "privateDNSZone", skip_serializing_if = "Option::is_none")]
     pub private_dns_zone: Option<String>,
     /// Whether to create additional public FQDN for private cluster or not.
-    #[serde(rename = "enablePrivateClusterPublicFQDN", skip_serializing_if = "Option::is_none")]
     pub enable_private_cluster_public_fqdn: Option<bool>,
     /// Whether to disable run command for the cluster or not.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_run_command: Option<bool>,
     /// Whether to enable apiserver vnet integration for the cluster or not. See aka.ms/AksVnetIntegration for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_vnet_integration: Option<bool>,
     /// The subnet to be used when apiserver vnet integration is enabled. It is required when creating a new cluster with BYO Vnet, or when updating an existing cluster to enable apiserver vnet integration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subnet_id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
@@ -1587,11 +1431,9 @@ impl ManagedClusterApiServerAccessProfile {
 }
 
 /// Configuration for using a sidecar-less Istio control plane for managed ingress via the Gateway API with App Routing. See <https://aka.ms/gateway-on-istio> for information on using Istio for ingress via the Gateway API.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAppRoutingIstio {
     /// Whether to enable Istio as a Gateway API implementation for managed ingress with App Routing.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::GatewayApiIstioEnabled>,
 }
 
@@ -1620,14 +1462,11 @@ impl ManagedClusterAppRoutingIstio {
 }
 
 /// Auto upgrade profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAutoUpgradeProfile {
     /// The upgrade channel for auto upgrade. The default is 'none'. For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub upgrade_channel: Option<arm::UpgradeChannel>,
     /// Node OS Upgrade Channel. Manner in which the OS on your nodes is updated. The default is NodeImage.
-    #[serde(rename = "nodeOSUpgradeChannel", skip_serializing_if = "Option::is_none")]
     pub node_os_upgrade_channel: Option<arm::NodeOsUpgradeChannel>,
 }
 
@@ -1665,17 +1504,13 @@ impl ManagedClusterAutoUpgradeProfile {
 }
 
 /// Azure Monitor addon profiles for monitoring the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfile {
     /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metrics: Option<ManagedClusterAzureMonitorProfileMetrics>,
     /// Set this to enable and configure Azure Monitor Container Insights for the cluster, which collects Kubernetes events, inventory, and container stdout & stderr logs. See aka.ms/AzureMonitorContainerInsights for an overview.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub container_insights: Option<ManagedClusterAzureMonitorProfileContainerInsights>,
     /// Application Monitoring Profile for Kubernetes Application Container. Collects application logs, metrics and traces through auto-instrumentation of the application using Azure Monitor OpenTelemetry based SDKs. See aka.ms/AzureMonitorApplicationMonitoring for an overview.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub app_monitoring: Option<ManagedClusterAzureMonitorProfileAppMonitoring>,
 }
 
@@ -1719,17 +1554,13 @@ impl ManagedClusterAzureMonitorProfile {
 }
 
 /// Application Monitoring profile for AKS.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoring {
     /// Application Monitoring auto-instrumentation for AKS. Deploys a webhook that auto-instruments workloads with Microsoft OpenTelemetry Distros to collect OpenTelemetry metrics, logs, and traces. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub auto_instrumentation: Option<ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation>,
     /// Application Monitoring OpenTelemetry Metrics Profile for AKS. Collects OpenTelemetry metrics of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub open_telemetry_metrics: Option<ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics>,
     /// Application Monitoring OpenTelemetry logs and traces profile for AKS. Collects OpenTelemetry logs and traces of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub open_telemetry_logs_and_traces: Option<
         ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces,
     >,
@@ -1783,11 +1614,9 @@ impl ManagedClusterAzureMonitorProfileAppMonitoring {
 }
 
 /// Application Monitoring auto-instrumentation for AKS. Deploys a webhook that auto-instruments workloads with Microsoft OpenTelemetry Distros to collect OpenTelemetry metrics, logs, and traces. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
     /// Indicates if Application Monitoring Auto-instrumentation is enabled or not.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -1817,17 +1646,13 @@ impl ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
 }
 
 /// Application Monitoring OpenTelemetry logs and traces profile for AKS. Collects OpenTelemetry logs and traces of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
     /// Indicates if Application Monitoring OpenTelemetry Logs and traces is enabled or not.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// The host port for OpenTelemetry HTTP/PROTOBUF logs and traces. If not specified, the default port is 28331.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub http_port: Option<i64>,
     /// The host port for OpenTelemetry GRPC logs and traces. If not specified, the default port is 28332.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc_port: Option<i64>,
 }
 
@@ -1867,17 +1692,13 @@ impl ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
 }
 
 /// Application Monitoring OpenTelemetry Metrics Profile for AKS. Collects OpenTelemetry metrics of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
     /// Indicates if Application Monitoring OpenTelemetry Metrics is enabled or not.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// The host port for OpenTelemetry HTTP/PROTOBUF metrics. If not specified, the default port is 28333.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub http_port: Option<i64>,
     /// The host port for OpenTelemetry GRPC metrics. If not specified, the default port is 28334.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub grpc_port: Option<i64>,
 }
 
@@ -1917,23 +1738,17 @@ impl ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
 }
 
 /// Azure Monitor Container Insights profile. Represents the configuration for collecting Kubernetes events, inventory, and container stdout & stderr logs. See aka.ms/AzureMonitorContainerInsights for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfileContainerInsights {
     /// Indicates if Azure Monitor Container Insights Logs Addon is enabled or not.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Fully Qualified ARM Resource Id of Azure Log Analytics Workspace for storing Azure Monitor Container Insights Logs.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub log_analytics_workspace_resource_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The syslog host port. If not specified, the default port is 28330.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub syslog_port: Option<i64>,
     /// Indicates whether prometheus metrics scraping is disabled or not. If not specified the default is false i.e. the prometheus scraping is enabled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_prometheus_metrics_scraping: Option<bool>,
     /// Configures container network logs ingestion with Azure Monitor. The log types ingested are controlled by the associated CRD; if unspecified, defaults to `Disabled`. See <https://aka.ms/ContainerNetworkLogsDoc> and <https://aka.ms/acns/howtoenablecnl> for details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub container_network_logs: Option<arm::ContainerNetworkLogs>,
 }
 
@@ -1984,14 +1799,11 @@ impl ManagedClusterAzureMonitorProfileContainerInsights {
 }
 
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     /// Comma-separated list of additional Kubernetes label keys that will be used in the resource's labels metric (Example: 'namespaces=\[k8s-label-1,k8s-label-n,...\],pods=\[app\],...'). By default the metric contains only resource name and namespace labels.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metric_labels_allowlist: Option<String>,
     /// Comma-separated list of Kubernetes annotation keys that will be used in the resource's labels metric (Example: 'namespaces=\[kubernetes.io/team,...\],pods=\[kubernetes.io/team\],...'). By default the metric contains only resource name and namespace labels.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub metric_annotations_allow_list: Option<String>,
 }
 
@@ -2028,17 +1840,13 @@ impl ManagedClusterAzureMonitorProfileKubeStateMetrics {
 }
 
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// Whether to enable or disable the Azure Managed Prometheus addon for Prometheus monitoring. See aka.ms/AzureManagedPrometheus-aks-enable for details on enabling and disabling.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kube_state_metrics: Option<ManagedClusterAzureMonitorProfileKubeStateMetrics>,
     /// Control plane metrics collection profile for the Azure Managed Prometheus addon. Configures collection of operational runtime metrics from managed control plane components (kube-apiserver, etcd, etc). See aka.ms/aks/controlplane-metrics for an overview.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub control_plane: Option<ManagedClusterAzureMonitorProfileMetricsControlPlane>,
 }
 
@@ -2085,11 +1893,9 @@ impl ManagedClusterAzureMonitorProfileMetrics {
 }
 
 /// Control plane metrics collection profile for the Azure Managed Prometheus addon. Configures collection of operational runtime metrics from managed control plane components (kube-apiserver, etcd, etc). See aka.ms/aks/controlplane-metrics for an overview.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfileMetricsControlPlane {
     /// Whether to enable or disable collection of control plane metrics by the Azure Managed Prometheus addon. Defaults to disabled. See aka.ms/aks/controlplane-metrics for details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -2117,14 +1923,11 @@ impl ManagedClusterAzureMonitorProfileMetricsControlPlane {
 }
 
 /// The bootstrap profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterBootstrapProfile {
     /// The artifact source. The source where the artifacts are downloaded from.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub artifact_source: Option<arm::ArtifactSource>,
     /// The resource Id of Azure Container Registry. The registry must have private network access, premium SKU and zone redundancy.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub container_registry_id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
@@ -2165,11 +1968,9 @@ impl ManagedClusterBootstrapProfile {
 }
 
 /// The cost analysis configuration for the cluster
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterCostAnalysis {
     /// Whether to enable cost analysis. The Managed Cluster sku.tier must be set to 'Standard' or 'Premium' to enable this feature. Enabling this will add Kubernetes Namespace and Deployment details to the Cost Analysis views in the Azure portal. If not specified, the default is false. For more information see aka.ms/aks/docs/cost-analysis.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -2198,17 +1999,13 @@ impl ManagedClusterCostAnalysis {
 }
 
 /// Settings for hosted system addons.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterHostedSystemProfile {
     /// Whether to enable hosted system addons for the cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// The ID of the subnet that will be joined by system nodes managed and hosted by AKS for running critical system addons. This ID must be provided together with `nodeSubnetID` and `apiserverAccessProfile.subnetId`, and all three subnet IDs must belong to the same VNet. If you don’t specify it, AKS will create a subnet in the managed resource group using a default /26 CIDR.
-    #[serde(rename = "systemNodeSubnetID", skip_serializing_if = "Option::is_none")]
     pub system_node_subnet_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The ID of the subnet that will be joined by worker nodes managed by node auto provisioner for running workload pods in your tenant. This must be provided together with `systemNodeSubnetID` and `apiserverAccessProfile.subnetId`, and all three subnet IDs must be in the same VNet. If you don’t specify it, AKS will create a subnet in the managed resource group using a default /16 CIDR.
-    #[serde(rename = "nodeSubnetID", skip_serializing_if = "Option::is_none")]
     pub node_subnet_id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
@@ -2255,23 +2052,17 @@ impl ManagedClusterHostedSystemProfile {
 }
 
 /// Cluster HTTP proxy configuration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterHttpProxyConfig {
     /// The HTTP proxy server endpoint to use.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub http_proxy: Option<String>,
     /// The HTTPS proxy server endpoint to use.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub https_proxy: Option<String>,
     /// The endpoints that should not go through proxy.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub no_proxy: Option<Vec<String>>,
     /// Alternative CA cert to use for connecting to proxy servers.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub trusted_ca: Option<String>,
     /// Whether to enable HTTP proxy. If disabled, the specified proxy configuration will be not be set on pods and nodes. If not specified, the default is true.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -2318,17 +2109,13 @@ impl ManagedClusterHttpProxyConfig {
 }
 
 /// Identity for the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterIdentity {
     /// The type of identity used for the managed cluster. For more information see [use managed identities in AKS](<https://docs.microsoft.com/azure/aks/use-managed-identity>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ResourceIdentityType>,
     /// The delegated identity resources assigned to this managed cluster. This can only be set by another Azure Resource Provider, and managed cluster only accept one delegated identity resource. Internal use only.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub delegated_resources: Option<BTreeMap<String, DelegatedResource>>,
     /// The user identity associated with the managed cluster. This identity will be used in control plane. Only one user assigned identity is allowed. The keys must be ARM resource IDs in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<Vec<armgen_runtime::kube::ResourceReference>>,
 }
 
@@ -2380,14 +2167,11 @@ impl ManagedClusterIdentity {
 }
 
 /// Ingress profile for the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterIngressProfile {
     /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at <https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default>.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub web_app_routing: Option<ManagedClusterIngressProfileWebAppRouting>,
     /// Settings for the managed Gateway API installation
-    #[serde(rename = "gatewayAPI", skip_serializing_if = "Option::is_none")]
     pub gateway_api: Option<ManagedClusterIngressProfileGatewayConfiguration>,
 }
 
@@ -2422,11 +2206,9 @@ impl ManagedClusterIngressProfile {
 }
 
 /// Configuration for managed Gateway API CRDs. See <https://aka.ms/k8s-gateway-api> for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterIngressProfileGatewayConfiguration {
     /// Configuration for the managed Gateway API installation. If not specified, the default is 'Disabled'. See <https://aka.ms/k8s-gateway-api> for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub installation: Option<arm::ManagedGatewayType>,
 }
 
@@ -2457,11 +2239,9 @@ impl ManagedClusterIngressProfileGatewayConfiguration {
 }
 
 /// Nginx ingress controller configuration for the managed cluster ingress profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterIngressProfileNginx {
     /// Ingress type for the default NginxIngressController custom resource
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_ingress_controller_type: Option<arm::NginxIngressControllerType>,
 }
 
@@ -2494,20 +2274,15 @@ impl ManagedClusterIngressProfileNginx {
 }
 
 /// Application Routing add-on settings for the ingress profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterIngressProfileWebAppRouting {
     /// Whether to enable the Application Routing add-on.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Configurations for Gateway API providers to be used for managed ingress with App Routing. See <https://aka.ms/k8s-gateway-api> for more information on the Gateway API.
-    #[serde(rename = "gatewayAPIImplementations", skip_serializing_if = "Option::is_none")]
     pub gateway_api_implementations: Option<ManagedClusterWebAppRoutingGatewayApiImplementations>,
     /// Resource IDs of the DNS zones to be associated with the Application Routing add-on. Used only when Application Routing add-on is enabled. Public and private DNS zones can be in different resource groups, but all public DNS zones must be in the same resource group and all private DNS zones must be in the same resource group.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_zone_resource_ids: Option<Vec<String>>,
     /// Configuration for the default NginxIngressController. See more at <https://learn.microsoft.com/en-us/azure/aks/app-routing-nginx-configuration#the-default-nginx-ingress-controller>.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nginx: Option<ManagedClusterIngressProfileNginx>,
 }
 
@@ -2557,29 +2332,21 @@ impl ManagedClusterIngressProfileWebAppRouting {
 }
 
 /// Profile of the managed cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterLoadBalancerProfile {
     /// Desired managed outbound IPs for the cluster load balancer.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub managed_outbound_i_ps: Option<ManagedClusterLoadBalancerProfileManagedOutboundIPs>,
     /// Desired outbound IP Prefix resources for the cluster load balancer.
-    #[serde(rename = "outboundIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub outbound_ip_prefixes: Option<ManagedClusterLoadBalancerProfileOutboundIpPrefixes>,
     /// Desired outbound IP resources for the cluster load balancer.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub outbound_i_ps: Option<ManagedClusterLoadBalancerProfileOutboundIPs>,
     /// The desired number of allocated SNAT ports per VM. Allowed values are in the range of 0 to 64000 (inclusive). The default value is 0 which results in Azure dynamically allocating ports.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocated_outbound_ports: Option<i32>,
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 30 minutes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
     /// Enable multiple standard load balancers per AKS cluster or not.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_multiple_standard_load_balancers: Option<bool>,
     /// The type of the managed inbound Load Balancer BackendPool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub backend_pool_type: Option<arm::BackendPoolType>,
 }
 
@@ -2639,14 +2406,11 @@ impl ManagedClusterLoadBalancerProfile {
 }
 
 /// Desired managed outbound IPs for the cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     /// The desired number of IPv4 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// The desired number of IPv6 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 0 for single-stack and 1 for dual-stack.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count_i_pv6: Option<i32>,
 }
 
@@ -2680,11 +2444,9 @@ impl ManagedClusterLoadBalancerProfileManagedOutboundIPs {
 }
 
 /// Desired outbound IP resources for the cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// A list of public IP resources.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_i_ps: Option<Vec<ResourceReference>>,
 }
 
@@ -2715,11 +2477,9 @@ impl ManagedClusterLoadBalancerProfileOutboundIPs {
 }
 
 /// Desired outbound IP Prefix resources for the cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
-    #[serde(rename = "publicIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub public_ip_prefixes: Option<Vec<ResourceReference>>,
 }
 
@@ -2754,14 +2514,11 @@ impl ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
 }
 
 /// Profile of the managed outbound IP resources of the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterManagedOutboundIpProfile {
     /// The desired number of outbound IPs created/managed by Azure. Allowed values must be in the range of 1 to 16 (inclusive). The default value is 1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
     /// The desired number of IPv6 outbound IPs created/managed by Azure. Allowed values must be in the range of 1 to 16 (inclusive).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count_i_pv6: Option<i32>,
 }
 
@@ -2794,11 +2551,9 @@ impl ManagedClusterManagedOutboundIpProfile {
 }
 
 /// The metrics profile for the ManagedCluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterMetricsProfile {
     /// The configuration for detailed per-Kubernetes resource cost analysis.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_analysis: Option<ManagedClusterCostAnalysis>,
 }
 
@@ -2829,23 +2584,17 @@ impl ManagedClusterMetricsProfile {
 }
 
 /// Profile of the managed cluster NAT gateway.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterNatGatewayProfile {
     /// The SKU of the managed cluster NAT Gateway. Defaults to 'StandardV2' where available in the region, otherwise 'Standard'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sku: Option<arm::ManagedClusterNatGatewaySku>,
     /// Profile of the managed outbound IP resources of the cluster NAT gateway.
-    #[serde(rename = "managedOutboundIPProfile", skip_serializing_if = "Option::is_none")]
     pub managed_outbound_ip_profile: Option<ManagedClusterManagedOutboundIpProfile>,
     /// Desired outbound IP Prefix resources for the managed NAT Gateway. Only compatible with NAT Gateway V2.
-    #[serde(rename = "outboundIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub outbound_ip_prefixes: Option<ManagedClusterNatGatewayProfileOutboundIpPrefixes>,
     /// Desired outbound IP resources for the managed NAT Gateway.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub outbound_i_ps: Option<ManagedClusterNatGatewayProfileOutboundIPs>,
     /// Desired outbound flow idle timeout in minutes. Allowed values are in the range of 4 to 120 (inclusive). The default value is 4 minutes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub idle_timeout_in_minutes: Option<i32>,
 }
 
@@ -2901,11 +2650,9 @@ impl ManagedClusterNatGatewayProfile {
 }
 
 /// Desired outbound IP resources for the managed NAT Gateway.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterNatGatewayProfileOutboundIPs {
     /// A list of public IP resources.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub public_i_ps: Option<Vec<String>>,
 }
 
@@ -2936,11 +2683,9 @@ impl ManagedClusterNatGatewayProfileOutboundIPs {
 }
 
 /// Desired outbound IP Prefix resources for the managed NAT Gateway. Only compatible with NAT Gateway V2.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterNatGatewayProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
-    #[serde(rename = "publicIPPrefixes", skip_serializing_if = "Option::is_none")]
     pub public_ip_prefixes: Option<Vec<String>>,
 }
 
@@ -2972,14 +2717,11 @@ impl ManagedClusterNatGatewayProfileOutboundIpPrefixes {
 }
 
 /// Node provisioning profile for the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterNodeProvisioningProfile {
     /// The node provisioning mode. If not specified, the default is Manual.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::NodeProvisioningMode>,
     /// The set of default Karpenter NodePools (CRDs) configured for node provisioning. This field has no effect unless mode is 'Auto'. Warning: Changing this from Auto to None on an existing cluster will cause the default Karpenter NodePools to be deleted, which will drain and delete the nodes associated with those pools. It is strongly recommended to not do this unless there are idle nodes ready to take the pods evicted by that action. If not specified, the default is Auto. For more information see aka.ms/aks/nap#node-pools.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_node_pools: Option<arm::NodeProvisioningDefaultNodePools>,
 }
 
@@ -3014,11 +2756,9 @@ impl ManagedClusterNodeProvisioningProfile {
 }
 
 /// Node resource group lockdown profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterNodeResourceGroupProfile {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub restriction_level: Option<arm::RestrictionLevel>,
 }
 
@@ -3049,11 +2789,9 @@ impl ManagedClusterNodeResourceGroupProfile {
 }
 
 /// The OIDC issuer profile of the Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterOidcIssuerProfile {
     /// Whether the OIDC issuer is enabled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -3083,20 +2821,15 @@ impl ManagedClusterOidcIssuerProfile {
 }
 
 /// Details about the pod identity assigned to the Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentity {
     /// The name of the pod identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The namespace of the pod identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// The binding selector to use for the AzureIdentityBinding resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub binding_selector: Option<String>,
     /// The user assigned identity details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<UserAssignedIdentity>,
 }
 
@@ -3146,17 +2879,13 @@ impl ManagedClusterPodIdentity {
 }
 
 /// A pod identity exception, which allows pods with certain labels to access the Azure Instance Metadata Service (IMDS) endpoint without being intercepted by the node-managed identity (NMI) server. See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentityException {
     /// The name of the pod identity exception.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The namespace of the pod identity exception.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub namespace: Option<String>,
     /// The pod labels to match.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_labels: Option<BTreeMap<String, String>>,
 }
 
@@ -3193,20 +2922,15 @@ impl ManagedClusterPodIdentityException {
 }
 
 /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentityProfile {
     /// Whether the pod identity addon is enabled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Whether pod identity is allowed to run on clusters with Kubenet networking. Running in Kubenet is disabled by default due to the security related nature of AAD Pod Identity and the risks of IP spoofing. See [using Kubenet network plugin with AAD Pod Identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity#using-kubenet-network-plugin-with-azure-active-directory-pod-managed-identities>) for more information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_network_plugin_kubenet: Option<bool>,
     /// The pod identities to use in the cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<Vec<ManagedClusterPodIdentity>>,
     /// The pod identity exceptions to allow.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identity_exceptions: Option<Vec<ManagedClusterPodIdentityException>>,
 }
 
@@ -3262,68 +2986,47 @@ impl ManagedClusterPodIdentityProfile {
 }
 
 /// Parameters to be applied to the cluster-autoscaler when enabled
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPropertiesAutoScalerProfile {
     /// Detects similar node pools and balances the number of nodes between them. Valid values are 'true' and 'false'
-    #[serde(rename = "balance-similar-node-groups", skip_serializing_if = "Option::is_none")]
     pub balance_similar_node_groups: Option<String>,
     /// DaemonSet pods will be gracefully terminated from empty nodes. If set to true, all daemonset pods on empty nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(rename = "daemonset-eviction-for-empty-nodes", skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_empty_nodes: Option<bool>,
     /// DaemonSet pods will be gracefully terminated from non-empty nodes. If set to true, all daemonset pods on occupied nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    #[serde(rename = "daemonset-eviction-for-occupied-nodes", skip_serializing_if = "Option::is_none")]
     pub daemonset_eviction_for_occupied_nodes: Option<bool>,
     /// Should CA ignore DaemonSet pods when calculating resource utilization for scaling down. If set to true, the resources used by daemonset will be taken into account when making scaling down decisions.
-    #[serde(rename = "ignore-daemonsets-utilization", skip_serializing_if = "Option::is_none")]
     pub ignore_daemonsets_utilization: Option<bool>,
     /// The expander to use when scaling up. If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub expander: Option<arm::Expander>,
     /// The maximum number of empty nodes that can be deleted at the same time. This must be a positive integer. The default is 10.
-    #[serde(rename = "max-empty-bulk-delete", skip_serializing_if = "Option::is_none")]
     pub max_empty_bulk_delete: Option<String>,
     /// The maximum number of seconds the cluster autoscaler waits for pod termination when trying to scale down a node. The default is 600.
-    #[serde(rename = "max-graceful-termination-sec", skip_serializing_if = "Option::is_none")]
     pub max_graceful_termination_sec: Option<String>,
     /// The maximum time the autoscaler waits for a node to be provisioned. The default is '15m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "max-node-provision-time", skip_serializing_if = "Option::is_none")]
     pub max_node_provision_time: Option<String>,
     /// The maximum percentage of unready nodes in the cluster. After this percentage is exceeded, cluster autoscaler halts operations. The default is 45. The maximum is 100 and the minimum is 0.
-    #[serde(rename = "max-total-unready-percentage", skip_serializing_if = "Option::is_none")]
     pub max_total_unready_percentage: Option<String>,
     /// Ignore unscheduled pods before they're a certain age. For scenarios like burst/batch scale where you don't want CA to act before the kubernetes scheduler could schedule all the pods, you can tell CA to ignore unscheduled pods before they're a certain age. The default is '0s'. Values must be an integer followed by a unit ('s' for seconds, 'm' for minutes, 'h' for hours, etc).
-    #[serde(rename = "new-pod-scale-up-delay", skip_serializing_if = "Option::is_none")]
     pub new_pod_scale_up_delay: Option<String>,
     /// The number of allowed unready nodes, irrespective of max-total-unready-percentage. This must be an integer. The default is 3.
-    #[serde(rename = "ok-total-unready-count", skip_serializing_if = "Option::is_none")]
     pub ok_total_unready_count: Option<String>,
     /// How often cluster is reevaluated for scale up or down. The default is '10'. Values must be an integer number of seconds.
-    #[serde(rename = "scan-interval", skip_serializing_if = "Option::is_none")]
     pub scan_interval: Option<String>,
     /// How long after scale up that scale down evaluation resumes. The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "scale-down-delay-after-add", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_add: Option<String>,
     /// How long after node deletion that scale down evaluation resumes. The default is the scan-interval. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "scale-down-delay-after-delete", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_delete: Option<String>,
     /// How long after scale down failure that scale down evaluation resumes. The default is '3m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "scale-down-delay-after-failure", skip_serializing_if = "Option::is_none")]
     pub scale_down_delay_after_failure: Option<String>,
     /// How long a node should be unneeded before it is eligible for scale down. The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "scale-down-unneeded-time", skip_serializing_if = "Option::is_none")]
     pub scale_down_unneeded_time: Option<String>,
     /// How long an unready node should be unneeded before it is eligible for scale down. The default is '20m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    #[serde(rename = "scale-down-unready-time", skip_serializing_if = "Option::is_none")]
     pub scale_down_unready_time: Option<String>,
     /// Node utilization level, defined as sum of requested resources divided by capacity, below which a node can be considered for scale down. The default is '0.5'.
-    #[serde(rename = "scale-down-utilization-threshold", skip_serializing_if = "Option::is_none")]
     pub scale_down_utilization_threshold: Option<String>,
     /// If cluster autoscaler will skip deleting nodes with pods with local storage, for example, EmptyDir or HostPath. The default is true.
-    #[serde(rename = "skip-nodes-with-local-storage", skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_local_storage: Option<String>,
     /// If cluster autoscaler will skip deleting nodes with pods from kube-system (except for DaemonSet or mirror pods). The default is true.
-    #[serde(rename = "skip-nodes-with-system-pods", skip_serializing_if = "Option::is_none")]
     pub skip_nodes_with_system_pods: Option<String>,
 }
 
@@ -3415,26 +3118,19 @@ impl ManagedClusterPropertiesAutoScalerProfile {
 }
 
 /// Security profile for the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfile {
     /// Microsoft Defender settings for the security profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub defender: Option<ManagedClusterSecurityProfileDefender>,
     /// Azure Key Vault [key management service](<https://kubernetes.io/docs/tasks/administer-cluster/kms-provider/>) settings for the security profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_key_vault_kms: Option<AzureKeyVaultKms>,
     /// Encryption at rest of Kubernetes resource objects. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kubernetes_resource_object_encryption_profile: Option<KubernetesResourceObjectEncryptionProfile>,
     /// Workload identity settings for the security profile. Workload identity enables Kubernetes applications to access Azure cloud resources securely with Azure AD. See <https://aka.ms/aks/wi> for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub workload_identity: Option<ManagedClusterSecurityProfileWorkloadIdentity>,
     /// Image Cleaner settings for the security profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub image_cleaner: Option<ManagedClusterSecurityProfileImageCleaner>,
     /// A list of up to 10 base64 encoded CAs that will be added to the trust store on all nodes in the cluster. For more information see [Custom CA Trust Certificates](<https://learn.microsoft.com/en-us/azure/aks/custom-certificate-authority>).
-    #[serde(rename = "customCATrustCertificates", skip_serializing_if = "Option::is_none")]
     pub custom_ca_trust_certificates: Option<Vec<String>>,
 }
 
@@ -3492,17 +3188,13 @@ impl ManagedClusterSecurityProfile {
 }
 
 /// Microsoft Defender settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfileDefender {
     /// Resource ID of the Log Analytics workspace to be associated with Microsoft Defender. When Microsoft Defender is enabled, this field is required and must be a valid workspace resource ID. When Microsoft Defender is disabled, leave the field empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub log_analytics_workspace_resource_id: Option<armgen_runtime::kube::ResourceReference>,
     /// Microsoft Defender threat detection for Cloud settings for the security profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_monitoring: Option<ManagedClusterSecurityProfileDefenderSecurityMonitoring>,
     /// Microsoft Defender settings for security gating. This validates container images eligibility for deployment based on Defender for Containers security findings. Using Admission Controller, it either audits or prevents deployment of images that do not meet security standards. For more information, see <https://aka.ms/KubernetesDefenderAuditRule>.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub security_gating: Option<ManagedClusterSecurityProfileDefenderSecurityGating>,
 }
 
@@ -3554,17 +3246,13 @@ impl ManagedClusterSecurityProfileDefender {
 }
 
 /// Microsoft Defender settings for security gating. This validates container image eligibility for deployment based on Defender for Containers security findings. Using Admission Controller, it either audits or prevents deployment of images that do not meet security standards.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfileDefenderSecurityGating {
     /// Whether to enable Defender security gating. When enabled, the gating feature scans container images and audits or blocks deployment of images that do not meet security standards according to configured security rules. For more information, see <https://aka.ms/KubernetesDefenderAuditRule>.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// List of identities that the admission controller uses to pull security artifacts from registries. These are the same identities used by the cluster to pull container images. For more information on configuring this identity, see <https://learn.microsoft.com/en-us/azure/defender-for-cloud/gated-deployment-infrastructure-as-code>.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub identities: Option<Vec<ManagedClusterSecurityProfileDefenderSecurityGatingIdentity>>,
     /// In use only while registry access is granted by secret rather than managed identity. Sets whether to grant the Defender gating agent access to cluster secrets for pulling images from registries. If secret access is denied and the registry requires pull secrets, the add-on will not perform image validation. Default value is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_secret_access: Option<bool>,
 }
 
@@ -3609,14 +3297,11 @@ impl ManagedClusterSecurityProfileDefenderSecurityGating {
 }
 
 /// Identity mapping used by Defender security gating for registry access.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
     /// The container registry for which the identity will be used; the identity specified here should have a federated identity credential attached to it.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub azure_container_registry: Option<String>,
     /// The identity object used to access the registry
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<UserAssignedIdentity>,
 }
 
@@ -3653,11 +3338,9 @@ impl ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
 }
 
 /// Microsoft Defender settings for the security profile threat detection.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// Whether to enable Defender threat detection
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -3685,14 +3368,11 @@ impl ManagedClusterSecurityProfileDefenderSecurityMonitoring {
 }
 
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfileImageCleaner {
     /// Whether to enable Image Cleaner on AKS cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Image Cleaner scanning interval in hours.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub interval_hours: Option<i32>,
 }
 
@@ -3727,11 +3407,9 @@ impl ManagedClusterSecurityProfileImageCleaner {
 }
 
 /// Workload identity settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// Whether to enable workload identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -3760,14 +3438,11 @@ impl ManagedClusterSecurityProfileWorkloadIdentity {
 }
 
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterServicePrincipalProfile {
     /// The ID for the service principal.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// The secret password associated with the service principal in plain text.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub secret: Option<armgen_runtime::kube::SecretReference>,
 }
 
@@ -3800,14 +3475,11 @@ impl ManagedClusterServicePrincipalProfile {
 }
 
 /// The SKU of a Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSku {
     /// The name of a managed cluster SKU.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<arm::ManagedClusterSkuName>,
     /// The tier of a managed cluster SKU. If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tier: Option<arm::ManagedClusterSkuTier>,
 }
 
@@ -3836,11 +3508,9 @@ impl ManagedClusterSku {
 }
 
 /// The Static Egress Gateway addon configuration for the cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStaticEgressGatewayProfile {
     /// Enable Static Egress Gateway addon. Indicates if Static Egress Gateway addon is enabled or not.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -3869,20 +3539,15 @@ impl ManagedClusterStaticEgressGatewayProfile {
 }
 
 /// Storage profile for the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStorageProfile {
     /// AzureDisk CSI Driver settings for the storage profile.
-    #[serde(rename = "diskCSIDriver", skip_serializing_if = "Option::is_none")]
     pub disk_csi_driver: Option<ManagedClusterStorageProfileDiskCsiDriver>,
     /// AzureFile CSI Driver settings for the storage profile.
-    #[serde(rename = "fileCSIDriver", skip_serializing_if = "Option::is_none")]
     pub file_csi_driver: Option<ManagedClusterStorageProfileFileCsiDriver>,
     /// Snapshot Controller settings for the storage profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub snapshot_controller: Option<ManagedClusterStorageProfileSnapshotController>,
     /// AzureBlob CSI Driver settings for the storage profile.
-    #[serde(rename = "blobCSIDriver", skip_serializing_if = "Option::is_none")]
     pub blob_csi_driver: Option<ManagedClusterStorageProfileBlobCsiDriver>,
 }
 
@@ -3929,11 +3594,9 @@ impl ManagedClusterStorageProfile {
 }
 
 /// AzureBlob CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// Whether to enable AzureBlob CSI Driver. The default value is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -3962,11 +3625,9 @@ impl ManagedClusterStorageProfileBlobCsiDriver {
 }
 
 /// AzureDisk CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// Whether to enable AzureDisk CSI Driver. The default value is true.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -3995,11 +3656,9 @@ impl ManagedClusterStorageProfileDiskCsiDriver {
 }
 
 /// AzureFile CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// Whether to enable AzureFile CSI Driver. The default value is true.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -4028,11 +3687,9 @@ impl ManagedClusterStorageProfileFileCsiDriver {
 }
 
 /// Snapshot Controller settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStorageProfileSnapshotController {
     /// Whether to enable Snapshot Controller. The default value is true.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -4061,11 +3718,9 @@ impl ManagedClusterStorageProfileSnapshotController {
 }
 
 /// Configurations for Gateway API providers to be used for managed ingress with App Routing.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterWebAppRoutingGatewayApiImplementations {
     /// Configuration for using a sidecar-less Istio control plane for managed ingress via the Gateway API with App Routing. See <https://aka.ms/gateway-on-istio> for information on using Istio for ingress via the Gateway API.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub app_routing_istio: Option<ManagedClusterAppRoutingIstio>,
 }
 
@@ -4097,23 +3752,17 @@ impl ManagedClusterWebAppRoutingGatewayApiImplementations {
 }
 
 /// Profile for Windows VMs in the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterWindowsProfile {
     /// Specifies the name of the administrator account. &lt;br&gt;&lt;br&gt; **Restriction:** Cannot end in "." &lt;br&gt;&lt;br&gt; **Disallowed values:** "administrator", "admin", "user", "user1", "test", "user2", "test1", "user3", "admin1", "1", "123", "a", "actuser", "adm", "admin2", "aspnet", "backup", "console", "david", "guest", "john", "owner", "root", "server", "sql", "support", "support_388945a0", "sys", "test2", "test3", "user4", "user5". &lt;br&gt;&lt;br&gt; **Minimum-length:** 1 character &lt;br&gt;&lt;br&gt; **Max-length:** 20 characters
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_username: Option<String>,
     /// Specifies the password of the administrator account. &lt;br&gt;&lt;br&gt; **Minimum-length:** 8 characters &lt;br&gt;&lt;br&gt; **Max-length:** 123 characters &lt;br&gt;&lt;br&gt; **Complexity requirements:** 3 out of 4 conditions below need to be fulfilled &lt;br&gt; Has lower characters &lt;br&gt;Has upper characters &lt;br&gt; Has a digit &lt;br&gt; Has a special character (Regex match \[\W_\]) &lt;br&gt;&lt;br&gt; **Disallowed values:** "abc@123", "P@$$w0rd", "P@ssw0rd", "P@ssword123", "Pa$$word", "pass@word1", "Password!", "Password1", "Password22", "iloveyou!"
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub admin_password: Option<armgen_runtime::kube::SecretReference>,
     /// The license type to use for Windows VMs. See [Azure Hybrid User Benefits](<https://azure.microsoft.com/pricing/hybrid-benefit/faq/>) for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub license_type: Option<arm::LicenseType>,
     /// Whether to enable CSI proxy. For more details on CSI proxy, see the [CSI proxy GitHub repo](<https://github.com/kubernetes-csi/csi-proxy>).
-    #[serde(rename = "enableCSIProxy", skip_serializing_if = "Option::is_none")]
     pub enable_csi_proxy: Option<bool>,
     /// The Windows gMSA Profile in the Managed Cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub gmsa_profile: Option<WindowsGmsaProfile>,
 }
 
@@ -4160,14 +3809,11 @@ impl ManagedClusterWindowsProfile {
 }
 
 /// Workload Auto-scaler profile for the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterWorkloadAutoScalerProfile {
     /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
     /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
 }
 
@@ -4207,11 +3853,9 @@ impl ManagedClusterWorkloadAutoScalerProfile {
 }
 
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// Whether to enable KEDA.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -4240,11 +3884,9 @@ impl ManagedClusterWorkloadAutoScalerProfileKeda {
 }
 
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     /// Whether to enable VPA. Default value is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -4272,23 +3914,17 @@ impl ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
 }
 
 /// A private link resource
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PrivateLinkResource {
     /// The ID of the private link resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the private link resource. See [naming rules](<https://aka.ms/search-naming-rules>) for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The resource type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The group ID of the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub group_id: Option<String>,
     /// The RequiredMembers of the resource
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub required_members: Option<Vec<String>>,
 }
 
@@ -4332,11 +3968,9 @@ impl PrivateLinkResource {
 }
 
 /// A reference to an Azure resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceReference {
     /// The fully qualified Azure resource id.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
@@ -4363,11 +3997,9 @@ impl ResourceReference {
 }
 
 /// Profile with settings related to a specific instance of an AKS-managed scheduler.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SchedulerInstanceProfile {
     /// The configuration mode to be used by the AKS-managed scheduler.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scheduler_config_mode: Option<arm::SchedulerConfigMode>,
 }
 
@@ -4398,11 +4030,9 @@ impl SchedulerInstanceProfile {
 }
 
 /// Profile with scheduler-related settings, like the configuration mode for each scheduler managed by AKS. See <https://aka.ms/aks/scheduler-profile>.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SchedulerProfile {
     /// Profile with settings related to upstream variant of kube-scheduler (<https://github.com/kubernetes/kubernetes/tree/master/pkg/scheduler>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub upstream: Option<SchedulerInstanceProfile>,
 }
 
@@ -4429,14 +4059,11 @@ impl SchedulerProfile {
 }
 
 /// Service mesh profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServiceMeshProfile {
     /// Mode of the service mesh.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::ServiceMeshMode>,
     /// Istio service mesh configuration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub istio: Option<IstioServiceMesh>,
 }
 
@@ -4465,14 +4092,11 @@ impl ServiceMeshProfile {
 }
 
 /// Settings for overrides when upgrading a cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct UpgradeOverrideSettings {
     /// Whether to force upgrade the cluster. Note that this option instructs upgrade operation to bypass upgrade protections such as checking for deprecated API usage. Enable this option only with caution.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub force_upgrade: Option<bool>,
     /// Until when the overrides are effective. Note that this only matches the start time of an upgrade, and the effectiveness won't change once an upgrade starts even if the `until` expires as upgrade proceeds. This field is not set by default. It must be set for the overrides to take effect.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub until: Option<String>,
 }
 
@@ -4505,17 +4129,13 @@ impl UpgradeOverrideSettings {
 }
 
 /// Details about a user assigned identity.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct UserAssignedIdentity {
     /// The resource ID of the user assigned identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<armgen_runtime::kube::ResourceReference>,
     /// The client ID of the user assigned identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// The object ID of the user assigned identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub object_id: Option<String>,
 }
 
@@ -4548,17 +4168,13 @@ impl UserAssignedIdentity {
 }
 
 /// Windows gMSA Profile in the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct WindowsGmsaProfile {
     /// Whether to enable Windows gMSA. Specifies whether to enable Windows gMSA in the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Specifies the DNS server for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_server: Option<String>,
     /// Specifies the root domain name for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub root_domain_name: Option<String>,
 }
 

@@ -7,14 +7,11 @@
 use super::*;
 use super::super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver};
-use serde::Serialize;
 
 /// Private endpoint which a connection belongs to.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PrivateEndpoint {
     /// The resource ID of the private endpoint
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
 
@@ -39,14 +36,11 @@ impl PrivateEndpoint {
 }
 
 /// The state of a private link service connection.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PrivateLinkServiceConnectionState {
     /// The private link service connection status.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<arm::ConnectionStatus>,
     /// The private link service connection description.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 

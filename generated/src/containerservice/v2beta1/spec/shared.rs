@@ -7,15 +7,12 @@
 use super::*;
 use super::super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver};
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Artifact streaming profile for the agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolArtifactStreamingProfile {
     /// Artifact streaming speeds up the cold-start of containers on a node through on-demand image loading. To use this feature, container images must also enable artifact streaming on ACR. If not specified, the default is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -44,11 +41,9 @@ impl AgentPoolArtifactStreamingProfile {
 }
 
 /// Profile of the managed cluster gateway agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolGatewayProfile {
     /// The Gateway agent pool associates one public IPPrefix for each static egress gateway to provide public egress. The size of Public IPPrefix should be selected by the user. Each node in the agent pool is assigned with one IP from the IPPrefix. The IPPrefix size thus serves as a cap on the size of the Gateway agent pool. Due to Azure public IPPrefix size limitation, the valid value range is \[28, 31\] (/31 = 2 nodes/IPs, /30 = 4 nodes/IPs, /29 = 8 nodes/IPs, /28 = 16 nodes/IPs). The default value is 31.
-    #[serde(rename = "publicIPPrefixSize", skip_serializing_if = "Option::is_none")]
     pub public_ip_prefix_size: Option<i32>,
 }
 
@@ -79,20 +74,15 @@ impl AgentPoolGatewayProfile {
 }
 
 /// Network settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolNetworkProfile {
     /// IPTags of instance-level public IPs.
-    #[serde(rename = "nodePublicIPTags", skip_serializing_if = "Option::is_none")]
     pub node_public_ip_tags: Option<Vec<IpTag>>,
     /// The port ranges that are allowed to access. The specified ranges are allowed to overlap.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_host_ports: Option<Vec<PortRange>>,
     /// The IDs of the application security groups which agent pool will associate when created.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub application_security_groups: Option<Vec<String>>,
     /// DRANET settings of an agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub dranet: Option<DranetProfile>,
 }
 
@@ -136,17 +126,13 @@ impl AgentPoolNetworkProfile {
 }
 
 /// The security settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolSecurityProfile {
     /// vTPM is a Trusted Launch feature for configuring a dedicated secure vault for keys and measurements held locally on the node. For more details, see aka.ms/aks/trustedlaunch. If not specified, the default is false.
-    #[serde(rename = "enableVTPM", skip_serializing_if = "Option::is_none")]
     pub enable_vtpm: Option<bool>,
     /// Secure Boot is a feature of Trusted Launch which ensures that only signed operating systems and drivers can boot. For more details, see aka.ms/aks/trustedlaunch.  If not specified, the default is false.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_secure_boot: Option<bool>,
     /// SSH access method of an agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ssh_access: Option<arm::AgentPoolSshAccess>,
 }
 
@@ -187,23 +173,17 @@ impl AgentPoolSecurityProfile {
 }
 
 /// Settings for upgrading an agentpool
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolUpgradeSettings {
     /// The maximum number or percentage of nodes that are surged during upgrade. This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 10%. For more information, including best practices, see: <https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_surge: Option<String>,
     /// The maximum number or percentage of nodes that can be simultaneously unavailable during upgrade. This can either be set to an integer (e.g. '1') or a percentage (e.g. '5%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 0. For more information, including best practices, see: <https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster>
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_unavailable: Option<String>,
     /// The drain timeout for a node. The amount of time (in minutes) to wait on eviction of pods and graceful termination per node. This eviction wait time honors waiting on pod disruption budgets. If this time is exceeded, the upgrade fails. If not specified, the default is 30 minutes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub drain_timeout_in_minutes: Option<i32>,
     /// The soak duration for a node. The amount of time (in minutes) to wait after draining a node and before reimaging it and moving on to next node. If not specified, the default is 0 minutes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub node_soak_duration_in_minutes: Option<i32>,
     /// Defines the behavior for undrainable nodes during upgrade. The most common cause of undrainable nodes is Pod Disruption Budgets (PDBs), but other issues, such as pod termination grace period is exceeding the remaining per-node drain timeout or pod is still being in a running state, can also cause undrainable nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub undrainable_node_behavior: Option<arm::UndrainableNodeBehavior>,
 }
 
@@ -250,11 +230,9 @@ impl AgentPoolUpgradeSettings {
 }
 
 /// The Windows agent pool's specific profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolWindowsProfile {
     /// Whether to disable OutboundNAT in windows nodes. The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub disable_outbound_nat: Option<bool>,
 }
 
@@ -285,17 +263,13 @@ impl AgentPoolWindowsProfile {
 }
 
 /// Specifications on auto-scaling.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AutoScaleProfile {
     /// VM size that AKS will use when creating and scaling e.g. 'Standard_E4s_v3', 'Standard_E16s_v3' or 'Standard_D16s_v5'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<String>,
     /// The minimum number of nodes of the specified sizes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_count: Option<i32>,
     /// The maximum number of nodes of the specified sizes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_count: Option<i32>,
 }
 
@@ -326,11 +300,9 @@ impl AutoScaleProfile {
 }
 
 /// Data used when creating a target resource from a source resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct CreationData {
     /// This is the ARM ID of the source object to be used to create the target object.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub source_resource_id: Option<armgen_runtime::kube::ResourceReference>,
 }
 
@@ -360,11 +332,9 @@ impl CreationData {
 }
 
 /// DRANET settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DranetProfile {
     /// The DRANET mode for the agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::DranetMode>,
 }
 
@@ -389,14 +359,11 @@ impl DranetProfile {
 }
 
 /// GPU settings for the Agent Pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct GpuProfile {
     /// Whether to install GPU drivers. When it's not specified, default is Install.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub driver: Option<arm::GpuDriver>,
     /// NVIDIA-specific GPU settings.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nvidia: Option<NvidiaGpuProfile>,
 }
 
@@ -425,14 +392,11 @@ impl GpuProfile {
 }
 
 /// Contains the IPTag associated with the object.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IpTag {
     /// The IP tag type. Example: RoutingPreference.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_tag_type: Option<String>,
     /// The value of the IP tag associated with the public IP. Example: Internet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tag: Option<String>,
 }
 
@@ -461,41 +425,29 @@ impl IpTag {
 }
 
 /// Kubelet configurations of agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct KubeletConfig {
     /// The CPU Manager policy to use. The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_manager_policy: Option<String>,
     /// If CPU CFS quota enforcement is enabled for containers that specify CPU limits. The default is true.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota: Option<bool>,
     /// The CPU CFS quota period value. The default is '100ms.' Valid values are a sequence of decimal numbers with an optional fraction and a unit suffix. For example: '300ms', '2h45m'. Supported units are 'ns', 'us', 'ms', 's', 'm', and 'h'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_cfs_quota_period: Option<String>,
     /// The percent of disk usage after which image garbage collection is always run. To disable image garbage collection, set to 100. The default is 85%
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub image_gc_high_threshold: Option<i32>,
     /// The percent of disk usage before which image garbage collection is never run. This cannot be set higher than imageGcHighThreshold. The default is 80%
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub image_gc_low_threshold: Option<i32>,
     /// The Topology Manager policy to use. For more information see [Kubernetes Topology Manager](<https://kubernetes.io/docs/tasks/administer-cluster/topology-manager>). The default is 'none'. Allowed values are 'none', 'best-effort', 'restricted', and 'single-numa-node'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub topology_manager_policy: Option<String>,
     /// Allowed list of unsafe sysctls or unsafe sysctl patterns (ending in `*`).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allowed_unsafe_sysctls: Option<Vec<String>>,
     /// If set to true it will make the Kubelet fail to start if swap is enabled on the node.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fail_swap_on: Option<bool>,
     /// The maximum size (e.g. 10Mi) of container log file before it is rotated.
-    #[serde(rename = "containerLogMaxSizeMB", skip_serializing_if = "Option::is_none")]
     pub container_log_max_size_mb: Option<i32>,
     /// The maximum number of container log files that can be present for a container. The number must be ≥ 2.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub container_log_max_files: Option<i32>,
     /// The maximum number of processes per pod.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pod_max_pids: Option<i32>,
 }
 
@@ -556,20 +508,15 @@ impl KubeletConfig {
 }
 
 /// OS configurations of Linux agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LinuxOsConfig {
     /// Sysctl settings for Linux agent nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sysctls: Option<SysctlConfig>,
     /// Whether transparent hugepages are enabled. Valid values are 'always', 'madvise', and 'never'. The default is 'always'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_enabled: Option<String>,
     /// Whether the kernel should make aggressive use of memory compaction to make more hugepages available. Valid values are 'always', 'defer', 'defer+madvise', 'madvise' and 'never'. The default is 'madvise'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub transparent_huge_page_defrag: Option<String>,
     /// The size in MB of a swap file that will be created on each node.
-    #[serde(rename = "swapFileSizeMB", skip_serializing_if = "Option::is_none")]
     pub swap_file_size_mb: Option<i32>,
 }
 
@@ -609,32 +556,23 @@ impl LinuxOsConfig {
 }
 
 /// Overrides for localDNS profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LocalDnsOverride {
     /// Log level for DNS queries in localDNS.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub query_logging: Option<arm::LocalDnsQueryLogging>,
     /// Enforce TCP or prefer UDP protocol for connections from localDNS to upstream DNS server.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<arm::LocalDnsProtocol>,
     /// Destination server for DNS queries to be forwarded from localDNS.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub forward_destination: Option<arm::LocalDnsForwardDestination>,
     /// Forward policy for selecting upstream DNS server. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub forward_policy: Option<arm::LocalDnsForwardPolicy>,
     /// Maximum number of concurrent queries. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub max_concurrent: Option<i32>,
     /// Cache max TTL in seconds. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cache_duration_in_seconds: Option<i32>,
     /// Serve stale duration in seconds. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub serve_stale_duration_in_seconds: Option<i32>,
     /// Policy for serving stale data. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub serve_stale: Option<arm::LocalDnsServeStale>,
 }
 
@@ -686,17 +624,13 @@ impl LocalDnsOverride {
 }
 
 /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct LocalDnsProfile {
     /// Mode of enablement for localDNS.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub mode: Option<arm::LocalDnsMode>,
     /// VnetDNS overrides apply to DNS traffic from pods with dnsPolicy:default or kubelet (referred to as VnetDNS traffic).
-    #[serde(rename = "vnetDNSOverrides", skip_serializing_if = "Option::is_none")]
     pub vnet_dns_overrides: Option<BTreeMap<String, LocalDnsOverride>>,
     /// KubeDNS overrides apply to DNS traffic from pods with dnsPolicy:ClusterFirst (referred to as KubeDNS traffic).
-    #[serde(rename = "kubeDNSOverrides", skip_serializing_if = "Option::is_none")]
     pub kube_dns_overrides: Option<BTreeMap<String, LocalDnsOverride>>,
 }
 
@@ -744,14 +678,11 @@ impl LocalDnsProfile {
 }
 
 /// Specifications on number of machines.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManualScaleProfile {
     /// VM size that AKS will use when creating and scaling e.g. 'Standard_E4s_v3', 'Standard_E16s_v3' or 'Standard_D16s_v5'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<String>,
     /// Number of nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
 }
 
@@ -780,11 +711,9 @@ impl ManualScaleProfile {
 }
 
 /// NVIDIA-specific GPU settings
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct NvidiaGpuProfile {
     /// The Fully Managed GPU experience installs and manages the GPU driver, Kubernetes device plugin, and DCGM metrics exporter. For more details, see <https://aka.ms/aks/managed-gpu>.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub management_mode: Option<arm::ManagementMode>,
 }
 
@@ -811,17 +740,13 @@ impl NvidiaGpuProfile {
 }
 
 /// The port range.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PortRange {
     /// The minimum port that is included in the range. It should be ranged from 1 to 65535, and be less than or equal to portEnd.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port_start: Option<i32>,
     /// The maximum port that is included in the range. It should be ranged from 1 to 65535, and be greater than or equal to portStart.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub port_end: Option<i32>,
     /// The network protocol of the port.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub protocol: Option<arm::Protocol>,
 }
 
@@ -852,11 +777,9 @@ impl PortRange {
 }
 
 /// Describes the Power State of the cluster
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PowerState {
     /// Tells whether the cluster is Running or Stopped
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<arm::Code>,
 }
 
@@ -881,17 +804,14 @@ impl PowerState {
 }
 
 /// Specifications on how to scale a VirtualMachines agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ScaleProfile {
     /// Specifications on how to scale the VirtualMachines agent pool to a fixed size.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub manual: Option<Vec<ManualScaleProfile>>,
     /// Specifications on how to auto-scale the VirtualMachines agent pool within a predefined size range.
     /// Each profile targets a specific VM SKU and is evaluated independently.
     /// Scaling decisions across profiles are governed by the cluster autoscaler expander,
     /// configurable via `ManagedCluster.properties.autoScalerProfile.expander`.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub autoscale: Option<Vec<AutoScaleProfile>>,
 }
 
@@ -920,92 +840,63 @@ impl ScaleProfile {
 }
 
 /// Sysctl settings for Linux agent nodes.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SysctlConfig {
     /// Sysctl setting net.core.somaxconn.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_somaxconn: Option<i32>,
     /// Sysctl setting net.core.netdev_max_backlog.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_netdev_max_backlog: Option<i32>,
     /// Sysctl setting net.core.rmem_default.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_rmem_default: Option<i32>,
     /// Sysctl setting net.core.rmem_max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_rmem_max: Option<i32>,
     /// Sysctl setting net.core.wmem_default.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_wmem_default: Option<i32>,
     /// Sysctl setting net.core.wmem_max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_wmem_max: Option<i32>,
     /// Sysctl setting net.core.optmem_max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_core_optmem_max: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_syn_backlog.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_syn_backlog: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_max_tw_buckets.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_max_tw_buckets: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_fin_timeout.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_fin_timeout: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_time.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_time: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_probes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_keepalive_probes: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_keepalive_intvl.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcpkeepalive_intvl: Option<i32>,
     /// Sysctl setting net.ipv4.tcp_tw_reuse.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_tcp_tw_reuse: Option<bool>,
     /// Sysctl setting net.ipv4.ip_local_port_range.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_ip_local_port_range: Option<String>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh1.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh1: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh2.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh2: Option<i32>,
     /// Sysctl setting net.ipv4.neigh.default.gc_thresh3.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_ipv4_neigh_default_gc_thresh3: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_max: Option<i32>,
     /// Sysctl setting net.netfilter.nf_conntrack_buckets.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub net_netfilter_nf_conntrack_buckets: Option<i32>,
     /// Sysctl setting fs.inotify.max_user_watches.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_inotify_max_user_watches: Option<i32>,
     /// Sysctl setting fs.file-max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_file_max: Option<i32>,
     /// Sysctl setting fs.aio-max-nr.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_aio_max_nr: Option<i32>,
     /// Sysctl setting fs.nr_open.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub fs_nr_open: Option<i32>,
     /// Sysctl setting kernel.threads-max.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub kernel_threads_max: Option<i32>,
     /// Sysctl setting vm.max_map_count.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_max_map_count: Option<i32>,
     /// Sysctl setting vm.swappiness.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_swappiness: Option<i32>,
     /// Sysctl setting vm.vfs_cache_pressure.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub vm_vfs_cache_pressure: Option<i32>,
 }
 
@@ -1117,14 +1008,11 @@ impl SysctlConfig {
 }
 
 /// Current status on a group of nodes of the same vm size.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualMachineNodes {
     /// The VM size of the agents used to host this group of nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub size: Option<String>,
     /// Number of nodes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub count: Option<i32>,
 }
 
@@ -1153,11 +1041,9 @@ impl VirtualMachineNodes {
 }
 
 /// Specifications on VirtualMachines agent pool.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualMachinesProfile {
     /// Specifications on how to scale a VirtualMachines agent pool.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub scale: Option<ScaleProfile>,
 }
 

@@ -6,23 +6,17 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::Serialize;
 
 /// Managed identity profile for the identity binding.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IdentityBindingManagedIdentityProfile {
     /// The resource ID of the managed identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_id: Option<String>,
     /// The object ID of the managed identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub object_id: Option<String>,
     /// The client ID of the managed identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// The tenant ID of the managed identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
 }
 
@@ -47,11 +41,9 @@ impl From<&arm::IdentityBindingManagedIdentityProfile> for IdentityBindingManage
 }
 
 /// IdentityBinding OIDC issuer profile.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IdentityBindingOidcIssuerProfile {
     /// The OIDC issuer URL of the IdentityBinding.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub oidc_issuer_url: Option<String>,
 }
 

@@ -6,29 +6,21 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::Serialize;
 
 /// The results of a run command
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct CommandResultProperties {
     /// provisioning State
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// The exit code of the command
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
     /// The time when the command started.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub started_at: Option<String>,
     /// The time when the command finished.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub finished_at: Option<String>,
     /// The command output.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub logs: Option<String>,
     /// An explanation of why provisioningState is set to failed (if so).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
 }
 
@@ -57,14 +49,11 @@ impl From<&arm::CommandResultProperties> for CommandResultProperties {
 }
 
 /// run command result.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RunCommandResult {
     /// The command id.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of command result.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<CommandResultProperties>,
 }
 

@@ -6,17 +6,13 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::Serialize;
 
 /// Default network policy of the namespace, specifying ingress and egress rules.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct NetworkPolicies {
     /// Enum representing different network policy rules.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ingress: Option<arm::PolicyRule>,
     /// Enum representing different network policy rules.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub egress: Option<arm::PolicyRule>,
 }
 
@@ -32,20 +28,15 @@ impl From<&arm::NetworkPolicies> for NetworkPolicies {
 }
 
 /// Resource quota for the namespace.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceQuota {
     /// CPU request of the namespace in one-thousandth CPU form. See [CPU resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu>) for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_request: Option<String>,
     /// CPU limit of the namespace in one-thousandth CPU form. See [CPU resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu>) for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub cpu_limit: Option<String>,
     /// Memory request of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See [Memory resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory>) for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_request: Option<String>,
     /// Memory limit of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See [Memory resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory>) for more details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub memory_limit: Option<String>,
 }
 

@@ -6,14 +6,11 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::Serialize;
 
 /// Private endpoint which a connection belongs to.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PrivateEndpoint {
     /// The resource ID of the private endpoint
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
 
@@ -26,14 +23,11 @@ impl From<&arm::PrivateEndpoint> for PrivateEndpoint {
 }
 
 /// The state of a private link service connection.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PrivateLinkServiceConnectionState {
     /// The private link service connection status.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub status: Option<arm::ConnectionStatus>,
     /// The private link service connection description.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
 }
 

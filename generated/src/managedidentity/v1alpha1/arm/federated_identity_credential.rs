@@ -5,40 +5,33 @@
 //! ARM payload types of `Microsoft.ManagedIdentity/userAssignedIdentities/federatedIdentityCredentials` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Describes a federated identity credential.
 ///
 /// Schema `FederatedIdentityCredential`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FederatedIdentityCredential {
     /// Fully qualified resource ID for the resource. E.g. "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}"
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
     ///
     /// Read-only.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
     pub system_data: Option<SystemData>,
     /// The properties associated with the federated identity credential.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<FederatedIdentityCredentialProperties>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -49,8 +42,7 @@ armgen_runtime::json_object! {
         "type" => r#type,
         "systemData" => system_data,
         "properties" => properties,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for FederatedIdentityCredential {
@@ -64,7 +56,7 @@ impl armgen_runtime::UnknownFields for FederatedIdentityCredential {
 /// The properties associated with a federated identity credential.
 ///
 /// Schema `FederatedIdentityCredentialProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FederatedIdentityCredentialProperties {
     /// The URL of the issuer to be trusted.
     ///
@@ -76,14 +68,15 @@ pub struct FederatedIdentityCredentialProperties {
     pub audiences: Vec<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    FederatedIdentityCredentialProperties {}
-    required { "issuer" => issuer, "subject" => subject, "audiences" => audiences }
-    rest => unknown_fields
+    FederatedIdentityCredentialProperties {
+        "issuer" => issuer (required),
+        "subject" => subject (required),
+        "audiences" => audiences (required),
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for FederatedIdentityCredentialProperties {

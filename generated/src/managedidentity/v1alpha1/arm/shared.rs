@@ -28,33 +28,26 @@ armgen_runtime::open_enum! {
 /// Metadata pertaining to creation and last modification of the resource.
 ///
 /// Schema `systemData`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SystemData {
     /// The identity that created the resource.
-    #[serde(rename = "createdBy", default, skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
     /// The type of identity that created the resource.
-    #[serde(rename = "createdByType", default, skip_serializing_if = "Option::is_none")]
     pub created_by_type: Option<CreatedByType>,
     /// The timestamp of resource creation (UTC).
     ///
     /// Format: `date-time`.
-    #[serde(rename = "createdAt", default, skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
     /// The identity that last modified the resource.
-    #[serde(rename = "lastModifiedBy", default, skip_serializing_if = "Option::is_none")]
     pub last_modified_by: Option<String>,
     /// The type of identity that last modified the resource.
-    #[serde(rename = "lastModifiedByType", default, skip_serializing_if = "Option::is_none")]
     pub last_modified_by_type: Option<CreatedByType>,
     /// The timestamp of resource last modification (UTC)
     ///
     /// Format: `date-time`.
-    #[serde(rename = "lastModifiedAt", default, skip_serializing_if = "Option::is_none")]
     pub last_modified_at: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -66,8 +59,7 @@ armgen_runtime::json_object! {
         "lastModifiedBy" => last_modified_by,
         "lastModifiedByType" => last_modified_by_type,
         "lastModifiedAt" => last_modified_at,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for SystemData {

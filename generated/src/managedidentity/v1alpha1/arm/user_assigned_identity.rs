@@ -11,41 +11,34 @@ use std::collections::BTreeMap;
 /// Describes an identity resource.
 ///
 /// Schema `Identity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Identity {
     /// Fully qualified resource ID for the resource. E.g. "/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/{resourceProviderNamespace}/{resourceType}/{resourceName}"
     ///
     /// Read-only. Format: `arm-id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource. E.g. "Microsoft.Compute/virtualMachines" or "Microsoft.Storage/storageAccounts"
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Azure Resource Manager metadata containing createdBy and modifiedBy information.
     ///
     /// Read-only.
-    #[serde(rename = "systemData", default, skip_serializing_if = "Option::is_none")]
     pub system_data: Option<SystemData>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The geo-location where the resource lives
     ///
     /// Immutable after creation.
     pub location: String,
     /// The properties associated with the identity.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<UserAssignedIdentityProperties>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -56,10 +49,9 @@ armgen_runtime::json_object! {
         "type" => r#type,
         "systemData" => system_data,
         "tags" => tags,
+        "location" => location (required),
         "properties" => properties,
-    }
-    required { "location" => location }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for Identity {
@@ -86,29 +78,24 @@ armgen_runtime::open_enum! {
 /// The properties associated with the user assigned identity.
 ///
 /// Schema `UserAssignedIdentityProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct UserAssignedIdentityProperties {
     /// The id of the tenant which the identity belongs to.
     ///
     /// Read-only. Format: `uuid`.
-    #[serde(rename = "tenantId", default, skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// The id of the service principal object associated with the created identity.
     ///
     /// Read-only. Format: `uuid`.
-    #[serde(rename = "principalId", default, skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// The id of the app associated with the identity. This is a random generated UUID by MSI.
     ///
     /// Read-only. Format: `uuid`.
-    #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// Enum to configure regional restrictions on identity assignment, as necessary.
-    #[serde(rename = "isolationScope", default, skip_serializing_if = "Option::is_none")]
     pub isolation_scope: Option<IsolationScope>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -118,8 +105,7 @@ armgen_runtime::json_object! {
         "principalId" => principal_id,
         "clientId" => client_id,
         "isolationScope" => isolation_scope,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for UserAssignedIdentityProperties {

@@ -6,29 +6,21 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::Serialize;
 
 /// Metadata pertaining to creation and last modification of the resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SystemData {
     /// The identity that created the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_by: Option<String>,
     /// The type of identity that created the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_by_type: Option<arm::CreatedByType>,
     /// The timestamp of resource creation (UTC).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub created_at: Option<String>,
     /// The identity that last modified the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified_by: Option<String>,
     /// The type of identity that last modified the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified_by_type: Option<arm::CreatedByType>,
     /// The timestamp of resource last modification (UTC)
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub last_modified_at: Option<String>,
 }
 

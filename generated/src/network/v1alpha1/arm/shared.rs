@@ -11,30 +11,24 @@ use std::collections::BTreeMap;
 /// IP configuration of an application gateway. Currently 1 public and 1 private IP configuration is allowed.
 ///
 /// Schema `ApplicationGatewayIPConfiguration`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ApplicationGatewayIpConfiguration {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the application gateway IP configuration.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<ApplicationGatewayIpConfigurationPropertiesFormat>,
     /// Name of the IP configuration that is unique within an Application Gateway.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Type of the resource.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -45,8 +39,7 @@ armgen_runtime::json_object! {
         "name" => name,
         "etag" => etag,
         "type" => r#type,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ApplicationGatewayIpConfiguration {
@@ -59,25 +52,21 @@ impl armgen_runtime::UnknownFields for ApplicationGatewayIpConfiguration {
 /// Properties of IP configuration of an application gateway.
 ///
 /// Schema `ApplicationGatewayIPConfigurationPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ApplicationGatewayIpConfigurationPropertiesFormat {
     /// Reference to the subnet resource. A subnet from where application gateway gets its private address.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnet: Option<SubResource>,
     /// The provisioning state of the application gateway IP configuration resource.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ApplicationGatewayIpConfigurationPropertiesFormat { "subnet" => subnet, "provisioningState" => provisioning_state }
-    rest => unknown_fields
+    ApplicationGatewayIpConfigurationPropertiesFormat { "subnet" => subnet, "provisioningState" => provisioning_state } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ApplicationGatewayIpConfigurationPropertiesFormat {
@@ -92,29 +81,23 @@ impl armgen_runtime::UnknownFields for ApplicationGatewayIpConfigurationProperti
 /// An error response from the service.
 ///
 /// Schema `CloudErrorBody`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct CloudErrorBody {
     /// An identifier for the error. Codes are invariant and are intended to be consumed programmatically.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// A message describing the error, intended to be suitable for display in a user interface.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The target of the particular error. For example, the name of the property in error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// A list of additional details about the error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<CloudErrorBody>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    CloudErrorBody { "code" => code, "message" => message, "target" => target, "details" => details }
-    rest => unknown_fields
+    CloudErrorBody { "code" => code, "message" => message, "target" => target, "details" => details } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for CloudErrorBody {
@@ -127,34 +110,27 @@ impl armgen_runtime::UnknownFields for CloudErrorBody {
 /// Details the service to which the subnet is delegated.
 ///
 /// Schema `Delegation`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Delegation {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the subnet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<ServiceDelegationPropertiesFormat>,
     /// The name of the resource that is unique within a subnet. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    Delegation { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type }
-    rest => unknown_fields
+    Delegation { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for Delegation {
@@ -167,21 +143,17 @@ impl armgen_runtime::UnknownFields for Delegation {
 /// IpamPool prefix allocation reference.
 ///
 /// Schema `IpamPoolPrefixAllocation`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IpamPoolPrefixAllocation {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pool: Option<IpamPoolPrefixAllocationPool>,
     /// Number of IP addresses to allocate.
-    #[serde(rename = "numberOfIpAddresses", default, skip_serializing_if = "Option::is_none")]
     pub number_of_ip_addresses: Option<String>,
     /// List of assigned IP address prefixes in the IpamPool of the associated resource.
     ///
     /// Read-only.
-    #[serde(rename = "allocatedAddressPrefixes", default, skip_serializing_if = "Option::is_none")]
     pub allocated_address_prefixes: Option<Vec<String>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -190,8 +162,7 @@ armgen_runtime::json_object! {
         "pool" => pool,
         "numberOfIpAddresses" => number_of_ip_addresses,
         "allocatedAddressPrefixes" => allocated_address_prefixes,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IpamPoolPrefixAllocation {
@@ -202,20 +173,18 @@ impl armgen_runtime::UnknownFields for IpamPoolPrefixAllocation {
 }
 
 /// Schema `IpamPoolPrefixAllocationPool`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IpamPoolPrefixAllocationPool {
     /// Resource id of the associated Azure IpamPool resource.
     ///
     /// Format: `arm-id`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { IpamPoolPrefixAllocationPool { "id" => id } rest => unknown_fields }
+armgen_runtime::json_object! { IpamPoolPrefixAllocationPool { "id" => id } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for IpamPoolPrefixAllocationPool {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -243,38 +212,31 @@ armgen_runtime::open_enum! {
 /// ResourceNavigationLink resource.
 ///
 /// Schema `ResourceNavigationLink`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceNavigationLink {
     /// Resource navigation link identifier.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Resource navigation link properties format.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<ResourceNavigationLinkFormat>,
     /// Name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ResourceNavigationLink { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type }
-    rest => unknown_fields
+    ResourceNavigationLink { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ResourceNavigationLink {
@@ -287,22 +249,18 @@ impl armgen_runtime::UnknownFields for ResourceNavigationLink {
 /// Properties of ResourceNavigationLink.
 ///
 /// Schema `ResourceNavigationLinkFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceNavigationLinkFormat {
     /// Resource type of the linked resource.
-    #[serde(rename = "linkedResourceType", default, skip_serializing_if = "Option::is_none")]
     pub linked_resource_type: Option<String>,
     /// Link to the external resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
     /// The provisioning state of the resource navigation link resource.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -311,8 +269,7 @@ armgen_runtime::json_object! {
         "linkedResourceType" => linked_resource_type,
         "link" => link,
         "provisioningState" => provisioning_state,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ResourceNavigationLinkFormat {
@@ -326,36 +283,29 @@ impl armgen_runtime::UnknownFields for ResourceNavigationLinkFormat {
 /// ServiceAssociationLink resource.
 ///
 /// Schema `ServiceAssociationLink`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServiceAssociationLink {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Resource navigation link properties format.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<ServiceAssociationLinkPropertiesFormat>,
     /// Name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ServiceAssociationLink { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type }
-    rest => unknown_fields
+    ServiceAssociationLink { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ServiceAssociationLink {
@@ -368,28 +318,22 @@ impl armgen_runtime::UnknownFields for ServiceAssociationLink {
 /// Properties of ServiceAssociationLink.
 ///
 /// Schema `ServiceAssociationLinkPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServiceAssociationLinkPropertiesFormat {
     /// Resource type of the linked resource.
-    #[serde(rename = "linkedResourceType", default, skip_serializing_if = "Option::is_none")]
     pub linked_resource_type: Option<String>,
     /// Link to the external resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
     /// The provisioning state of the service association link resource.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// If true, the resource can be deleted.
-    #[serde(rename = "allowDelete", default, skip_serializing_if = "Option::is_none")]
     pub allow_delete: Option<bool>,
     /// A list of locations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locations: Option<Vec<String>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -400,8 +344,7 @@ armgen_runtime::json_object! {
         "provisioningState" => provisioning_state,
         "allowDelete" => allow_delete,
         "locations" => locations,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ServiceAssociationLinkPropertiesFormat {
@@ -415,24 +358,20 @@ impl armgen_runtime::UnknownFields for ServiceAssociationLinkPropertiesFormat {
 /// Properties of a service delegation.
 ///
 /// Schema `ServiceDelegationPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServiceDelegationPropertiesFormat {
     /// The name of the service to whom the subnet should be delegated (e.g. Microsoft.Sql/servers).
-    #[serde(rename = "serviceName", default, skip_serializing_if = "Option::is_none")]
     pub service_name: Option<String>,
     /// The actions permitted to the service upon delegation.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub actions: Option<Vec<String>>,
     /// The provisioning state of the service delegation resource.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -441,8 +380,7 @@ armgen_runtime::json_object! {
         "serviceName" => service_name,
         "actions" => actions,
         "provisioningState" => provisioning_state,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ServiceDelegationPropertiesFormat {
@@ -456,25 +394,20 @@ impl armgen_runtime::UnknownFields for ServiceDelegationPropertiesFormat {
 /// The service endpoint properties.
 ///
 /// Schema `ServiceEndpointPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServiceEndpointPropertiesFormat {
     /// The type of the endpoint service.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service: Option<String>,
     /// SubResource as network identifier.
-    #[serde(rename = "networkIdentifier", default, skip_serializing_if = "Option::is_none")]
     pub network_identifier: Option<SubResource>,
     /// A list of locations.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub locations: Option<Vec<String>>,
     /// The provisioning state of the service endpoint resource.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -484,8 +417,7 @@ armgen_runtime::json_object! {
         "networkIdentifier" => network_identifier,
         "locations" => locations,
         "provisioningState" => provisioning_state,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ServiceEndpointPropertiesFormat {
@@ -514,18 +446,16 @@ armgen_runtime::open_enum! {
 /// Reference to another subresource.
 ///
 /// Schema `SubResource`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SubResource {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { SubResource { "id" => id } rest => unknown_fields }
+armgen_runtime::json_object! { SubResource { "id" => id } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for SubResource {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -536,34 +466,27 @@ impl armgen_runtime::UnknownFields for SubResource {
 /// Subnet in a virtual network resource.
 ///
 /// Schema `Subnet`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Subnet {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the subnet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<SubnetPropertiesFormat>,
     /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    Subnet { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type }
-    rest => unknown_fields
+    Subnet { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for Subnet {
@@ -576,95 +499,72 @@ impl armgen_runtime::UnknownFields for Subnet {
 /// Properties of the subnet.
 ///
 /// Schema `SubnetPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SubnetPropertiesFormat {
     /// The address prefix for the subnet.
-    #[serde(rename = "addressPrefix", default, skip_serializing_if = "Option::is_none")]
     pub address_prefix: Option<String>,
     /// List of address prefixes for the subnet.
-    #[serde(rename = "addressPrefixes", default, skip_serializing_if = "Option::is_none")]
     pub address_prefixes: Option<Vec<String>>,
     /// The reference to the NetworkSecurityGroup resource.
-    #[serde(rename = "networkSecurityGroup", default, skip_serializing_if = "Option::is_none")]
     pub network_security_group: Option<serde_json::Value>,
     /// The reference to the RouteTable resource.
-    #[serde(rename = "routeTable", default, skip_serializing_if = "Option::is_none")]
     pub route_table: Option<serde_json::Value>,
     /// Nat gateway associated with this subnet.
-    #[serde(rename = "natGateway", default, skip_serializing_if = "Option::is_none")]
     pub nat_gateway: Option<SubResource>,
     /// An array of service endpoints.
-    #[serde(rename = "serviceEndpoints", default, skip_serializing_if = "Option::is_none")]
     pub service_endpoints: Option<Vec<ServiceEndpointPropertiesFormat>>,
     /// An array of service endpoint policies.
-    #[serde(rename = "serviceEndpointPolicies", default, skip_serializing_if = "Option::is_none")]
     pub service_endpoint_policies: Option<Vec<serde_json::Value>>,
     /// An array of references to private endpoints.
     ///
     /// Read-only.
-    #[serde(rename = "privateEndpoints", default, skip_serializing_if = "Option::is_none")]
     pub private_endpoints: Option<Vec<serde_json::Value>>,
     /// An array of references to the network interface IP configurations using subnet.
     ///
     /// Read-only.
-    #[serde(rename = "ipConfigurations", default, skip_serializing_if = "Option::is_none")]
     pub ip_configurations: Option<Vec<serde_json::Value>>,
     /// Array of IP configuration profiles which reference this subnet.
     ///
     /// Read-only.
-    #[serde(rename = "ipConfigurationProfiles", default, skip_serializing_if = "Option::is_none")]
     pub ip_configuration_profiles: Option<Vec<serde_json::Value>>,
     /// Array of IpAllocation which reference this subnet.
-    #[serde(rename = "ipAllocations", default, skip_serializing_if = "Option::is_none")]
     pub ip_allocations: Option<Vec<SubResource>>,
     /// An array of references to the external resources using subnet.
     ///
     /// Read-only.
-    #[serde(rename = "resourceNavigationLinks", default, skip_serializing_if = "Option::is_none")]
     pub resource_navigation_links: Option<Vec<ResourceNavigationLink>>,
     /// An array of references to services injecting into this subnet.
     ///
     /// Read-only.
-    #[serde(rename = "serviceAssociationLinks", default, skip_serializing_if = "Option::is_none")]
     pub service_association_links: Option<Vec<ServiceAssociationLink>>,
     /// An array of references to the delegations on the subnet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub delegations: Option<Vec<Delegation>>,
     /// A read-only string identifying the intention of use for this subnet based on delegations and other user-defined properties.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub purpose: Option<String>,
     /// The provisioning state of the subnet resource.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// Enable or Disable apply network policies on private end point in the subnet.
     ///
     /// Default: `"Disabled"`.
-    #[serde(rename = "privateEndpointNetworkPolicies", default, skip_serializing_if = "Option::is_none")]
     pub private_endpoint_network_policies: Option<VirtualNetworkPrivateEndpointNetworkPolicies>,
     /// Enable or Disable apply network policies on private link service in the subnet.
     ///
     /// Default: `"Enabled"`.
-    #[serde(rename = "privateLinkServiceNetworkPolicies", default, skip_serializing_if = "Option::is_none")]
     pub private_link_service_network_policies: Option<VirtualNetworkPrivateLinkServiceNetworkPolicies>,
     /// Application gateway IP configurations of virtual network resource.
-    #[serde(rename = "applicationGatewayIPConfigurations", default, skip_serializing_if = "Option::is_none")]
     pub application_gateway_ip_configurations: Option<Vec<ApplicationGatewayIpConfiguration>>,
     /// Set this property to Tenant to allow sharing subnet with other subscriptions in your AAD tenant. This property can only be set if defaultOutboundAccess is set to false, both properties can only be set if subnet is empty.
-    #[serde(rename = "sharingScope", default, skip_serializing_if = "Option::is_none")]
     pub sharing_scope: Option<SharingScope>,
     /// Set this property to false to disable default outbound connectivity for all VMs in the subnet. This property can only be set at the time of subnet creation and cannot be updated for an existing subnet.
-    #[serde(rename = "defaultOutboundAccess", default, skip_serializing_if = "Option::is_none")]
     pub default_outbound_access: Option<bool>,
     /// A list of IPAM Pools for allocating IP address prefixes.
-    #[serde(rename = "ipamPoolPrefixAllocations", default, skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -692,8 +592,7 @@ armgen_runtime::json_object! {
         "sharingScope" => sharing_scope,
         "defaultOutboundAccess" => default_outbound_access,
         "ipamPoolPrefixAllocations" => ipam_pool_prefix_allocations,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for SubnetPropertiesFormat {

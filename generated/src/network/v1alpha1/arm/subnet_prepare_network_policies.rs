@@ -5,41 +5,33 @@
 //! ARM payload types of `Microsoft.Network/virtualNetworks/subnets/PrepareNetworkPolicies` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Network Intent Policy resource.
 ///
 /// Schema `NetworkIntentPolicy`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct NetworkIntentPolicy {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Resource name.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Resource type.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Resource location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// A unique read-only string that changes whenever the resource is updated.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -51,8 +43,7 @@ armgen_runtime::json_object! {
         "location" => location,
         "tags" => tags,
         "etag" => etag,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for NetworkIntentPolicy {
@@ -64,17 +55,14 @@ impl armgen_runtime::UnknownFields for NetworkIntentPolicy {
 /// Details of NetworkIntentPolicyConfiguration for PrepareNetworkPoliciesRequest.
 ///
 /// Schema `NetworkIntentPolicyConfiguration`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct NetworkIntentPolicyConfiguration {
     /// The name of the Network Intent Policy for storing in target subscription.
-    #[serde(rename = "networkIntentPolicyName", default, skip_serializing_if = "Option::is_none")]
     pub network_intent_policy_name: Option<String>,
     /// Source network intent policy.
-    #[serde(rename = "sourceNetworkIntentPolicy", default, skip_serializing_if = "Option::is_none")]
     pub source_network_intent_policy: Option<NetworkIntentPolicy>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -82,8 +70,7 @@ armgen_runtime::json_object! {
     NetworkIntentPolicyConfiguration {
         "networkIntentPolicyName" => network_intent_policy_name,
         "sourceNetworkIntentPolicy" => source_network_intent_policy,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for NetworkIntentPolicyConfiguration {
@@ -97,17 +84,14 @@ impl armgen_runtime::UnknownFields for NetworkIntentPolicyConfiguration {
 /// Details of PrepareNetworkPolicies for Subnet.
 ///
 /// Schema `PrepareNetworkPoliciesRequest`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct PrepareNetworkPoliciesRequest {
     /// The name of the service for which subnet is being prepared for.
-    #[serde(rename = "serviceName", default, skip_serializing_if = "Option::is_none")]
     pub service_name: Option<String>,
     /// A list of NetworkIntentPolicyConfiguration.
-    #[serde(rename = "networkIntentPolicyConfigurations", default, skip_serializing_if = "Option::is_none")]
     pub network_intent_policy_configurations: Option<Vec<NetworkIntentPolicyConfiguration>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -115,8 +99,7 @@ armgen_runtime::json_object! {
     PrepareNetworkPoliciesRequest {
         "serviceName" => service_name,
         "networkIntentPolicyConfigurations" => network_intent_policy_configurations,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for PrepareNetworkPoliciesRequest {
@@ -130,31 +113,26 @@ impl armgen_runtime::UnknownFields for PrepareNetworkPoliciesRequest {
 /// Runs the ARM action `PrepareNetworkPolicies` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}/PrepareNetworkPolicies`) on a `Subnet` once, and records its outcome.
 ///
 /// Schema `SubnetPrepareNetworkPolicies`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SubnetPrepareNetworkPolicies {
     /// The request body of `POST …/PrepareNetworkPolicies`.
     ///
     /// Immutable after creation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<PrepareNetworkPoliciesRequest>,
     /// When the reconciler sent the request (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "startTime", default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// When the action ended, in success or failure (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "endTime", default, skip_serializing_if = "Option::is_none")]
     pub end_time: Option<String>,
     /// ARM's error, when the action failed.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<CloudErrorBody>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -164,8 +142,7 @@ armgen_runtime::json_object! {
         "startTime" => start_time,
         "endTime" => end_time,
         "error" => error,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for SubnetPrepareNetworkPolicies {

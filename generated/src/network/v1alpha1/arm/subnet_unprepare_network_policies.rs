@@ -5,37 +5,31 @@
 //! ARM payload types of `Microsoft.Network/virtualNetworks/subnets/UnprepareNetworkPolicies` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Runs the ARM action `UnprepareNetworkPolicies` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}/UnprepareNetworkPolicies`) on a `Subnet` once, and records its outcome.
 ///
 /// Schema `SubnetUnprepareNetworkPolicies`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SubnetUnprepareNetworkPolicies {
     /// The request body of `POST …/UnprepareNetworkPolicies`.
     ///
     /// Immutable after creation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<UnprepareNetworkPoliciesRequest>,
     /// When the reconciler sent the request (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "startTime", default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// When the action ended, in success or failure (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "endTime", default, skip_serializing_if = "Option::is_none")]
     pub end_time: Option<String>,
     /// ARM's error, when the action failed.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<CloudErrorBody>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -45,8 +39,7 @@ armgen_runtime::json_object! {
         "startTime" => start_time,
         "endTime" => end_time,
         "error" => error,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for SubnetUnprepareNetworkPolicies {
@@ -60,21 +53,16 @@ impl armgen_runtime::UnknownFields for SubnetUnprepareNetworkPolicies {
 /// Details of UnprepareNetworkPolicies for Subnet.
 ///
 /// Schema `UnprepareNetworkPoliciesRequest`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct UnprepareNetworkPoliciesRequest {
     /// The name of the service for which subnet is being unprepared for.
-    #[serde(rename = "serviceName", default, skip_serializing_if = "Option::is_none")]
     pub service_name: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! {
-    UnprepareNetworkPoliciesRequest { "serviceName" => service_name }
-    rest => unknown_fields
-}
+armgen_runtime::json_object! { UnprepareNetworkPoliciesRequest { "serviceName" => service_name } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for UnprepareNetworkPoliciesRequest {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {

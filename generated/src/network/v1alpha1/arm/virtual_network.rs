@@ -11,23 +11,19 @@ use std::collections::BTreeMap;
 /// AddressSpace contains an array of IP address ranges that can be used by subnets of the virtual network.
 ///
 /// Schema `AddressSpace`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AddressSpace {
     /// A list of address blocks reserved for this virtual network in CIDR notation.
-    #[serde(rename = "addressPrefixes", default, skip_serializing_if = "Option::is_none")]
     pub address_prefixes: Option<Vec<String>>,
     /// A list of IPAM Pools allocating IP address prefixes.
-    #[serde(rename = "ipamPoolPrefixAllocations", default, skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    AddressSpace { "addressPrefixes" => address_prefixes, "ipamPoolPrefixAllocations" => ipam_pool_prefix_allocations }
-    rest => unknown_fields
+    AddressSpace { "addressPrefixes" => address_prefixes, "ipamPoolPrefixAllocations" => ipam_pool_prefix_allocations } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AddressSpace {
@@ -41,18 +37,16 @@ impl armgen_runtime::UnknownFields for AddressSpace {
 /// DhcpOptions contains an array of DNS servers available to VMs deployed in the virtual network. Standard DHCP option for a subnet overrides VNET DHCP options.
 ///
 /// Schema `DhcpOptions`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DhcpOptions {
     /// The list of DNS servers IP addresses.
-    #[serde(rename = "dnsServers", default, skip_serializing_if = "Option::is_none")]
     pub dns_servers: Option<Vec<String>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { DhcpOptions { "dnsServers" => dns_servers } rest => unknown_fields }
+armgen_runtime::json_object! { DhcpOptions { "dnsServers" => dns_servers } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for DhcpOptions {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -63,21 +57,18 @@ impl armgen_runtime::UnknownFields for DhcpOptions {
 /// ExtendedLocation complex type.
 ///
 /// Schema `ExtendedLocation`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ExtendedLocation {
     /// The name of the extended location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the extended location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<ExtendedLocationType>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } rest => unknown_fields }
+armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ExtendedLocation {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -100,41 +91,32 @@ armgen_runtime::open_enum! {
 /// A flow log resource.
 ///
 /// Schema `FlowLog`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FlowLog {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Resource name.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Resource type.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Resource location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// Properties of the flow log.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<FlowLogPropertiesFormat>,
     /// A unique read-only string that changes whenever the resource is updated.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// FlowLog resource Managed Identity
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub identity: Option<ManagedServiceIdentity>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -148,8 +130,7 @@ armgen_runtime::json_object! {
         "properties" => properties,
         "etag" => etag,
         "identity" => identity,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for FlowLog {
@@ -163,26 +144,20 @@ impl armgen_runtime::UnknownFields for FlowLog {
 /// Parameters that define the flow log format.
 ///
 /// Schema `FlowLogFormatParameters`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FlowLogFormatParameters {
     /// The file type of flow log.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<FlowLogFormatType>,
     /// The version (revision) of the flow log.
     ///
     /// Format: `int32`. Default: `0`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! {
-    FlowLogFormatParameters { "type" => r#type, "version" => version }
-    rest => unknown_fields
-}
+armgen_runtime::json_object! { FlowLogFormatParameters { "type" => r#type, "version" => version } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for FlowLogFormatParameters {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -205,57 +180,47 @@ armgen_runtime::open_enum! {
 /// Parameters that define the configuration of flow log.
 ///
 /// Schema `FlowLogPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FlowLogPropertiesFormat {
     /// ID of network security group to which flow log will be applied.
-    #[serde(rename = "targetResourceId")]
     pub target_resource_id: String,
     /// Guid of network security group to which flow log will be applied.
     ///
     /// Read-only.
-    #[serde(rename = "targetResourceGuid", default, skip_serializing_if = "Option::is_none")]
     pub target_resource_guid: Option<String>,
     /// ID of the storage account which is used to store the flow log.
-    #[serde(rename = "storageId")]
     pub storage_id: String,
     /// Optional field to filter network traffic logs based on SrcIP, SrcPort, DstIP, DstPort, Protocol, Encryption, Direction and Action. If not specified, all network traffic will be logged.
-    #[serde(rename = "enabledFilteringCriteria", default, skip_serializing_if = "Option::is_none")]
     pub enabled_filtering_criteria: Option<String>,
     /// Flag to enable/disable flow logging.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Parameters that define the retention policy for flow log.
-    #[serde(rename = "retentionPolicy", default, skip_serializing_if = "Option::is_none")]
     pub retention_policy: Option<RetentionPolicyParameters>,
     /// Parameters that define the flow log format.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub format: Option<FlowLogFormatParameters>,
     /// Parameters that define the configuration of traffic analytics.
-    #[serde(rename = "flowAnalyticsConfiguration", default, skip_serializing_if = "Option::is_none")]
     pub flow_analytics_configuration: Option<TrafficAnalyticsProperties>,
     /// The provisioning state of the flow log.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     FlowLogPropertiesFormat {
+        "targetResourceId" => target_resource_id (required),
         "targetResourceGuid" => target_resource_guid,
+        "storageId" => storage_id (required),
         "enabledFilteringCriteria" => enabled_filtering_criteria,
         "enabled" => enabled,
         "retentionPolicy" => retention_policy,
         "format" => format,
         "flowAnalyticsConfiguration" => flow_analytics_configuration,
         "provisioningState" => provisioning_state,
-    }
-    required { "targetResourceId" => target_resource_id, "storageId" => storage_id }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for FlowLogPropertiesFormat {
@@ -273,27 +238,22 @@ impl armgen_runtime::UnknownFields for FlowLogPropertiesFormat {
 /// Identity for the resource.
 ///
 /// Schema `ManagedServiceIdentity`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedServiceIdentity {
     /// The principal id of the system assigned identity. This property will only be provided for a system assigned identity.
     ///
     /// Read-only.
-    #[serde(rename = "principalId", default, skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// The tenant id of the system assigned identity. This property will only be provided for a system assigned identity.
     ///
     /// Read-only.
-    #[serde(rename = "tenantId", default, skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// The type of identity used for the resource. The type 'SystemAssigned, UserAssigned' includes both an implicitly created identity and a set of user assigned identities. The type 'None' will remove any identities from the virtual machine.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<ResourceIdentityType>,
     /// The list of user identities associated with resource. The user identity dictionary key references will be ARM resource ids in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
-    #[serde(rename = "userAssignedIdentities", default, skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -303,8 +263,7 @@ armgen_runtime::json_object! {
         "tenantId" => tenant_id,
         "type" => r#type,
         "userAssignedIdentities" => user_assigned_identities,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedServiceIdentity {
@@ -317,27 +276,23 @@ impl armgen_runtime::UnknownFields for ManagedServiceIdentity {
 }
 
 /// Schema `ManagedServiceIdentityUserAssignedIdentitiesValue`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     /// The principal id of user assigned identity.
     ///
     /// Read-only.
-    #[serde(rename = "principalId", default, skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// The client id of user assigned identity.
     ///
     /// Read-only.
-    #[serde(rename = "clientId", default, skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ManagedServiceIdentityUserAssignedIdentitiesValue { "principalId" => principal_id, "clientId" => client_id }
-    rest => unknown_fields
+    ManagedServiceIdentityUserAssignedIdentitiesValue { "principalId" => principal_id, "clientId" => client_id } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ManagedServiceIdentityUserAssignedIdentitiesValue {
@@ -379,28 +334,22 @@ armgen_runtime::closed_enum! {
 /// Parameters that define the retention policy for flow log.
 ///
 /// Schema `RetentionPolicyParameters`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RetentionPolicyParameters {
     /// Number of days to retain flow log records.
     ///
     /// Format: `int32`. Default: `0`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub days: Option<i32>,
     /// Flag to enable/disable retention.
     ///
     /// Default: `false`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! {
-    RetentionPolicyParameters { "days" => days, "enabled" => enabled }
-    rest => unknown_fields
-}
+armgen_runtime::json_object! { RetentionPolicyParameters { "days" => days, "enabled" => enabled } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for RetentionPolicyParameters {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -411,28 +360,22 @@ impl armgen_runtime::UnknownFields for RetentionPolicyParameters {
 /// Parameters that define the configuration of traffic analytics.
 ///
 /// Schema `TrafficAnalyticsConfigurationProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TrafficAnalyticsConfigurationProperties {
     /// Flag to enable/disable traffic analytics.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// The resource guid of the attached workspace.
-    #[serde(rename = "workspaceId", default, skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<String>,
     /// The location of the attached workspace.
-    #[serde(rename = "workspaceRegion", default, skip_serializing_if = "Option::is_none")]
     pub workspace_region: Option<String>,
     /// Resource Id of the attached workspace.
-    #[serde(rename = "workspaceResourceId", default, skip_serializing_if = "Option::is_none")]
     pub workspace_resource_id: Option<String>,
     /// The interval in minutes which would decide how frequently TA service should do flow analytics.
     ///
     /// Format: `int32`.
-    #[serde(rename = "trafficAnalyticsInterval", default, skip_serializing_if = "Option::is_none")]
     pub traffic_analytics_interval: Option<i32>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -443,8 +386,7 @@ armgen_runtime::json_object! {
         "workspaceRegion" => workspace_region,
         "workspaceResourceId" => workspace_resource_id,
         "trafficAnalyticsInterval" => traffic_analytics_interval,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for TrafficAnalyticsConfigurationProperties {
@@ -456,22 +398,19 @@ impl armgen_runtime::UnknownFields for TrafficAnalyticsConfigurationProperties {
 /// Parameters that define the configuration of traffic analytics.
 ///
 /// Schema `TrafficAnalyticsProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TrafficAnalyticsProperties {
     /// Parameters that define the configuration of traffic analytics.
-    #[serde(rename = "networkWatcherFlowAnalyticsConfiguration", default, skip_serializing_if = "Option::is_none")]
     pub network_watcher_flow_analytics_configuration: Option<TrafficAnalyticsConfigurationProperties>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     TrafficAnalyticsProperties {
         "networkWatcherFlowAnalyticsConfiguration" => network_watcher_flow_analytics_configuration,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for TrafficAnalyticsProperties {
@@ -485,41 +424,32 @@ impl armgen_runtime::UnknownFields for TrafficAnalyticsProperties {
 /// Virtual Network resource.
 ///
 /// Schema `VirtualNetwork`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualNetwork {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Resource name.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Resource type.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Resource location.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// Resource tags.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// The extended location of the virtual network.
-    #[serde(rename = "extendedLocation", default, skip_serializing_if = "Option::is_none")]
     pub extended_location: Option<ExtendedLocation>,
     /// Properties of the virtual network.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<VirtualNetworkPropertiesFormat>,
     /// A unique read-only string that changes whenever the resource is updated.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -533,8 +463,7 @@ armgen_runtime::json_object! {
         "extendedLocation" => extended_location,
         "properties" => properties,
         "etag" => etag,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for VirtualNetwork {
@@ -548,26 +477,24 @@ impl armgen_runtime::UnknownFields for VirtualNetwork {
 /// Bgp Communities sent over ExpressRoute with each route corresponding to a prefix in this VNET.
 ///
 /// Schema `VirtualNetworkBgpCommunities`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualNetworkBgpCommunities {
     /// The BGP community associated with the virtual network.
-    #[serde(rename = "virtualNetworkCommunity")]
     pub virtual_network_community: String,
     /// The BGP community associated with the region of the virtual network.
     ///
     /// Read-only.
-    #[serde(rename = "regionalCommunity", default, skip_serializing_if = "Option::is_none")]
     pub regional_community: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    VirtualNetworkBgpCommunities { "regionalCommunity" => regional_community }
-    required { "virtualNetworkCommunity" => virtual_network_community }
-    rest => unknown_fields
+    VirtualNetworkBgpCommunities {
+        "virtualNetworkCommunity" => virtual_network_community (required),
+        "regionalCommunity" => regional_community,
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for VirtualNetworkBgpCommunities {
@@ -579,23 +506,19 @@ impl armgen_runtime::UnknownFields for VirtualNetworkBgpCommunities {
 /// Indicates if encryption is enabled on virtual network and if VM without encryption is allowed in encrypted VNet.
 ///
 /// Schema `VirtualNetworkEncryption`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualNetworkEncryption {
     /// Indicates if encryption is enabled on the virtual network.
     pub enabled: bool,
     /// If the encrypted VNet allows VM that does not support encryption. This field is for future support, AllowUnencrypted is the only supported value at general availability.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub enforcement: Option<VirtualNetworkEncryptionEnforcement>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    VirtualNetworkEncryption { "enforcement" => enforcement }
-    required { "enabled" => enabled }
-    rest => unknown_fields
+    VirtualNetworkEncryption { "enabled" => enabled (required), "enforcement" => enforcement } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for VirtualNetworkEncryption {
@@ -621,34 +544,27 @@ armgen_runtime::open_enum! {
 /// Peerings in a virtual network resource.
 ///
 /// Schema `VirtualNetworkPeering`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualNetworkPeering {
     /// Resource ID.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the virtual network peering.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<VirtualNetworkPeeringPropertiesFormat>,
     /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    VirtualNetworkPeering { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type }
-    rest => unknown_fields
+    VirtualNetworkPeering { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for VirtualNetworkPeering {
@@ -678,77 +594,56 @@ armgen_runtime::open_enum! {
 /// Properties of the virtual network peering.
 ///
 /// Schema `VirtualNetworkPeeringPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualNetworkPeeringPropertiesFormat {
     /// Whether the VMs in the local virtual network space would be able to access the VMs in remote virtual network space.
-    #[serde(rename = "allowVirtualNetworkAccess", default, skip_serializing_if = "Option::is_none")]
     pub allow_virtual_network_access: Option<bool>,
     /// Whether the forwarded traffic from the VMs in the local virtual network will be allowed/disallowed in remote virtual network.
-    #[serde(rename = "allowForwardedTraffic", default, skip_serializing_if = "Option::is_none")]
     pub allow_forwarded_traffic: Option<bool>,
     /// If gateway links can be used in remote virtual networking to link to this virtual network.
-    #[serde(rename = "allowGatewayTransit", default, skip_serializing_if = "Option::is_none")]
     pub allow_gateway_transit: Option<bool>,
     /// If remote gateways can be used on this virtual network. If the flag is set to true, and allowGatewayTransit on remote peering is also true, virtual network will use gateways of remote virtual network for transit. Only one peering can have this flag set to true. This flag cannot be set if virtual network already has a gateway.
-    #[serde(rename = "useRemoteGateways", default, skip_serializing_if = "Option::is_none")]
     pub use_remote_gateways: Option<bool>,
     /// The reference to the remote virtual network. The remote virtual network can be in the same or different region (preview). See here to register for the preview and learn more (<https://docs.microsoft.com/en-us/azure/virtual-network/virtual-network-create-peering>).
-    #[serde(rename = "remoteVirtualNetwork", default, skip_serializing_if = "Option::is_none")]
     pub remote_virtual_network: Option<SubResource>,
     /// The local address space of the local virtual network that is peered.
-    #[serde(rename = "localAddressSpace", default, skip_serializing_if = "Option::is_none")]
     pub local_address_space: Option<AddressSpace>,
     /// The current local address space of the local virtual network that is peered.
-    #[serde(rename = "localVirtualNetworkAddressSpace", default, skip_serializing_if = "Option::is_none")]
     pub local_virtual_network_address_space: Option<AddressSpace>,
     /// The reference to the address space peered with the remote virtual network.
-    #[serde(rename = "remoteAddressSpace", default, skip_serializing_if = "Option::is_none")]
     pub remote_address_space: Option<AddressSpace>,
     /// The reference to the current address space of the remote virtual network.
-    #[serde(rename = "remoteVirtualNetworkAddressSpace", default, skip_serializing_if = "Option::is_none")]
     pub remote_virtual_network_address_space: Option<AddressSpace>,
     /// The reference to the remote virtual network's Bgp Communities.
-    #[serde(rename = "remoteBgpCommunities", default, skip_serializing_if = "Option::is_none")]
     pub remote_bgp_communities: Option<VirtualNetworkBgpCommunities>,
     /// The reference to the remote virtual network's encryption
     ///
     /// Read-only.
-    #[serde(rename = "remoteVirtualNetworkEncryption", default, skip_serializing_if = "Option::is_none")]
     pub remote_virtual_network_encryption: Option<VirtualNetworkEncryption>,
     /// The status of the virtual network peering.
-    #[serde(rename = "peeringState", default, skip_serializing_if = "Option::is_none")]
     pub peering_state: Option<VirtualNetworkPeeringState>,
     /// The peering sync status of the virtual network peering.
-    #[serde(rename = "peeringSyncLevel", default, skip_serializing_if = "Option::is_none")]
     pub peering_sync_level: Option<VirtualNetworkPeeringLevel>,
     /// The provisioning state of the virtual network peering resource.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// If we need to verify the provisioning state of the remote gateway.
-    #[serde(rename = "doNotVerifyRemoteGateways", default, skip_serializing_if = "Option::is_none")]
     pub do_not_verify_remote_gateways: Option<bool>,
     /// The resourceGuid property of the Virtual Network peering resource.
     ///
     /// Read-only.
-    #[serde(rename = "resourceGuid", default, skip_serializing_if = "Option::is_none")]
     pub resource_guid: Option<String>,
     /// Whether complete virtual network address space is peered.
-    #[serde(rename = "peerCompleteVnets", default, skip_serializing_if = "Option::is_none")]
     pub peer_complete_vnets: Option<bool>,
     /// Whether only Ipv6 address space is peered for subnet peering.
-    #[serde(rename = "enableOnlyIPv6Peering", default, skip_serializing_if = "Option::is_none")]
     pub enable_only_i_pv6_peering: Option<bool>,
     /// List of local subnet names that are subnet peered with remote virtual network.
-    #[serde(rename = "localSubnetNames", default, skip_serializing_if = "Option::is_none")]
     pub local_subnet_names: Option<Vec<String>>,
     /// List of remote subnet names from remote virtual network that are subnet peered.
-    #[serde(rename = "remoteSubnetNames", default, skip_serializing_if = "Option::is_none")]
     pub remote_subnet_names: Option<Vec<String>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -774,8 +669,7 @@ armgen_runtime::json_object! {
         "enableOnlyIPv6Peering" => enable_only_i_pv6_peering,
         "localSubnetNames" => local_subnet_names,
         "remoteSubnetNames" => remote_subnet_names,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for VirtualNetworkPeeringPropertiesFormat {
@@ -820,68 +714,52 @@ armgen_runtime::open_enum! {
 /// Properties of the virtual network.
 ///
 /// Schema `VirtualNetworkPropertiesFormat`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualNetworkPropertiesFormat {
     /// The AddressSpace that contains an array of IP address ranges that can be used by subnets.
-    #[serde(rename = "addressSpace", default, skip_serializing_if = "Option::is_none")]
     pub address_space: Option<AddressSpace>,
     /// The dhcpOptions that contains an array of DNS servers available to VMs deployed in the virtual network.
-    #[serde(rename = "dhcpOptions", default, skip_serializing_if = "Option::is_none")]
     pub dhcp_options: Option<DhcpOptions>,
     /// The FlowTimeout value (in minutes) for the Virtual Network
     ///
     /// Format: `int32`.
-    #[serde(rename = "flowTimeoutInMinutes", default, skip_serializing_if = "Option::is_none")]
     pub flow_timeout_in_minutes: Option<i32>,
     /// A list of subnets in a Virtual Network.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subnets: Option<Vec<Subnet>>,
     /// A list of peerings in a Virtual Network.
-    #[serde(rename = "virtualNetworkPeerings", default, skip_serializing_if = "Option::is_none")]
     pub virtual_network_peerings: Option<Vec<VirtualNetworkPeering>>,
     /// The resourceGuid property of the Virtual Network resource.
     ///
     /// Read-only.
-    #[serde(rename = "resourceGuid", default, skip_serializing_if = "Option::is_none")]
     pub resource_guid: Option<String>,
     /// The provisioning state of the virtual network resource.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<ProvisioningState>,
     /// Indicates if DDoS protection is enabled for all the protected resources in the virtual network. It requires a DDoS protection plan associated with the resource.
     ///
     /// Default: `false`.
-    #[serde(rename = "enableDdosProtection", default, skip_serializing_if = "Option::is_none")]
     pub enable_ddos_protection: Option<bool>,
     /// Indicates if VM protection is enabled for all the subnets in the virtual network.
     ///
     /// Default: `false`.
-    #[serde(rename = "enableVmProtection", default, skip_serializing_if = "Option::is_none")]
     pub enable_vm_protection: Option<bool>,
     /// The DDoS protection plan associated with the virtual network.
-    #[serde(rename = "ddosProtectionPlan", default, skip_serializing_if = "Option::is_none")]
     pub ddos_protection_plan: Option<SubResource>,
     /// Bgp Communities sent over ExpressRoute with each route corresponding to a prefix in this VNET.
-    #[serde(rename = "bgpCommunities", default, skip_serializing_if = "Option::is_none")]
     pub bgp_communities: Option<VirtualNetworkBgpCommunities>,
     /// Indicates if encryption is enabled on virtual network and if VM without encryption is allowed in encrypted VNet.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub encryption: Option<VirtualNetworkEncryption>,
     /// Array of IpAllocation which reference this VNET.
-    #[serde(rename = "ipAllocations", default, skip_serializing_if = "Option::is_none")]
     pub ip_allocations: Option<Vec<SubResource>>,
     /// A collection of references to flow log resources.
     ///
     /// Read-only.
-    #[serde(rename = "flowLogs", default, skip_serializing_if = "Option::is_none")]
     pub flow_logs: Option<Vec<FlowLog>>,
     /// Private Endpoint VNet Policies.
-    #[serde(rename = "privateEndpointVNetPolicies", default, skip_serializing_if = "Option::is_none")]
     pub private_endpoint_v_net_policies: Option<PrivateEndpointVNetPolicies>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -902,8 +780,7 @@ armgen_runtime::json_object! {
         "ipAllocations" => ip_allocations,
         "flowLogs" => flow_logs,
         "privateEndpointVNetPolicies" => private_endpoint_v_net_policies,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for VirtualNetworkPropertiesFormat {

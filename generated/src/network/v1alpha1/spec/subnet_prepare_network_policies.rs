@@ -7,21 +7,16 @@
 use super::*;
 use super::super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver};
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Network Intent Policy resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct NetworkIntentPolicy {
     /// Resource ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Resource location.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// Resource tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
 }
 
@@ -55,14 +50,11 @@ impl NetworkIntentPolicy {
 }
 
 /// Details of NetworkIntentPolicyConfiguration for PrepareNetworkPoliciesRequest.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct NetworkIntentPolicyConfiguration {
     /// The name of the Network Intent Policy for storing in target subscription.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_intent_policy_name: Option<String>,
     /// Source network intent policy.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub source_network_intent_policy: Option<NetworkIntentPolicy>,
 }
 

@@ -6,26 +6,19 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::Serialize;
 
 /// IP configuration of an application gateway. Currently 1 public and 1 private IP configuration is allowed.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ApplicationGatewayIpConfiguration {
     /// Resource ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the application gateway IP configuration.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<ApplicationGatewayIpConfigurationPropertiesFormat>,
     /// Name of the IP configuration that is unique within an Application Gateway.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Type of the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
@@ -52,14 +45,11 @@ impl From<&arm::ApplicationGatewayIpConfiguration> for ApplicationGatewayIpConfi
 }
 
 /// Properties of IP configuration of an application gateway.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ApplicationGatewayIpConfigurationPropertiesFormat {
     /// Reference to the subnet resource. A subnet from where application gateway gets its private address.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub subnet: Option<SubResource>,
     /// The provisioning state of the application gateway IP configuration resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
 }
 
@@ -78,20 +68,15 @@ for ApplicationGatewayIpConfigurationPropertiesFormat {
 }
 
 /// An error response from the service.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct CloudErrorBody {
     /// An identifier for the error. Codes are invariant and are intended to be consumed programmatically.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// A message describing the error, intended to be suitable for display in a user interface.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The target of the particular error. For example, the name of the property in error.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// A list of additional details about the error.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<CloudErrorBody>>,
 }
 
@@ -111,23 +96,17 @@ impl From<&arm::CloudErrorBody> for CloudErrorBody {
 }
 
 /// Details the service to which the subnet is delegated.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Delegation {
     /// Resource ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<ServiceDelegationPropertiesFormat>,
     /// The name of the resource that is unique within a subnet. This name can be used to access the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
@@ -148,16 +127,12 @@ impl From<&arm::Delegation> for Delegation {
 }
 
 /// IpamPool prefix allocation reference.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IpamPoolPrefixAllocation {
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub pool: Option<IpamPoolPrefixAllocationPool>,
     /// Number of IP addresses to allocate.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub number_of_ip_addresses: Option<String>,
     /// List of assigned IP address prefixes in the IpamPool of the associated resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allocated_address_prefixes: Option<Vec<String>>,
 }
 
@@ -179,11 +154,9 @@ impl From<&arm::IpamPoolPrefixAllocation> for IpamPoolPrefixAllocation {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct IpamPoolPrefixAllocationPool {
     /// Resource id of the associated Azure IpamPool resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
 
@@ -196,23 +169,17 @@ impl From<&arm::IpamPoolPrefixAllocationPool> for IpamPoolPrefixAllocationPool {
 }
 
 /// ResourceNavigationLink resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceNavigationLink {
     /// Resource navigation link identifier.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Resource navigation link properties format.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<ResourceNavigationLinkFormat>,
     /// Name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
@@ -233,17 +200,13 @@ impl From<&arm::ResourceNavigationLink> for ResourceNavigationLink {
 }
 
 /// Properties of ResourceNavigationLink.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceNavigationLinkFormat {
     /// Resource type of the linked resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub linked_resource_type: Option<String>,
     /// Link to the external resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
     /// The provisioning state of the resource navigation link resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
 }
 
@@ -266,23 +229,17 @@ impl From<&arm::ResourceNavigationLinkFormat> for ResourceNavigationLinkFormat {
 }
 
 /// ServiceAssociationLink resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServiceAssociationLink {
     /// Resource ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Resource navigation link properties format.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<ServiceAssociationLinkPropertiesFormat>,
     /// Name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
@@ -303,23 +260,17 @@ impl From<&arm::ServiceAssociationLink> for ServiceAssociationLink {
 }
 
 /// Properties of ServiceAssociationLink.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServiceAssociationLinkPropertiesFormat {
     /// Resource type of the linked resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub linked_resource_type: Option<String>,
     /// Link to the external resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
     /// The provisioning state of the service association link resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
     /// If true, the resource can be deleted.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_delete: Option<bool>,
     /// A list of locations.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub locations: Option<Vec<String>>,
 }
 
@@ -346,17 +297,13 @@ impl From<&arm::ServiceAssociationLinkPropertiesFormat> for ServiceAssociationLi
 }
 
 /// Properties of a service delegation.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServiceDelegationPropertiesFormat {
     /// The name of the service to whom the subnet should be delegated (e.g. Microsoft.Sql/servers).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_name: Option<String>,
     /// The actions permitted to the service upon delegation.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub actions: Option<Vec<String>>,
     /// The provisioning state of the service delegation resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
 }
 
@@ -379,20 +326,15 @@ impl From<&arm::ServiceDelegationPropertiesFormat> for ServiceDelegationProperti
 }
 
 /// The service endpoint properties.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServiceEndpointPropertiesFormat {
     /// The type of the endpoint service.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service: Option<String>,
     /// SubResource as network identifier.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_identifier: Option<SubResource>,
     /// A list of locations.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub locations: Option<Vec<String>>,
     /// The provisioning state of the service endpoint resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
 }
 
@@ -417,11 +359,9 @@ impl From<&arm::ServiceEndpointPropertiesFormat> for ServiceEndpointPropertiesFo
 }
 
 /// Reference to another subresource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SubResource {
     /// Resource ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
 }
 
@@ -434,23 +374,17 @@ impl From<&arm::SubResource> for SubResource {
 }
 
 /// Subnet in a virtual network resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct Subnet {
     /// Resource ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<SubnetPropertiesFormat>,
     /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
@@ -471,74 +405,51 @@ impl From<&arm::Subnet> for Subnet {
 }
 
 /// Properties of the subnet.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct SubnetPropertiesFormat {
     /// The address prefix for the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefix: Option<String>,
     /// List of address prefixes for the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefixes: Option<Vec<String>>,
     /// The reference to the NetworkSecurityGroup resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_security_group: Option<serde_json::Value>,
     /// The reference to the RouteTable resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub route_table: Option<serde_json::Value>,
     /// Nat gateway associated with this subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub nat_gateway: Option<SubResource>,
     /// An array of service endpoints.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_endpoints: Option<Vec<ServiceEndpointPropertiesFormat>>,
     /// An array of service endpoint policies.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_endpoint_policies: Option<Vec<serde_json::Value>>,
     /// An array of references to private endpoints.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoints: Option<Vec<serde_json::Value>>,
     /// An array of references to the network interface IP configurations using subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_configurations: Option<Vec<serde_json::Value>>,
     /// Array of IP configuration profiles which reference this subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_configuration_profiles: Option<Vec<serde_json::Value>>,
     /// Array of IpAllocation which reference this subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ip_allocations: Option<Vec<SubResource>>,
     /// An array of references to the external resources using subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_navigation_links: Option<Vec<ResourceNavigationLink>>,
     /// An array of references to services injecting into this subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub service_association_links: Option<Vec<ServiceAssociationLink>>,
     /// An array of references to the delegations on the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub delegations: Option<Vec<Delegation>>,
     /// A read-only string identifying the intention of use for this subnet based on delegations and other user-defined properties.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub purpose: Option<String>,
     /// The provisioning state of the subnet resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
     /// Enable or Disable apply network policies on private end point in the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_endpoint_network_policies: Option<arm::VirtualNetworkPrivateEndpointNetworkPolicies>,
     /// Enable or Disable apply network policies on private link service in the subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub private_link_service_network_policies: Option<arm::VirtualNetworkPrivateLinkServiceNetworkPolicies>,
     /// Application gateway IP configurations of virtual network resource.
-    #[serde(rename = "applicationGatewayIPConfigurations", skip_serializing_if = "Option::is_none")]
     pub application_gateway_ip_configurations: Option<Vec<ApplicationGatewayIpConfiguration>>,
     /// Set this property to Tenant to allow sharing subnet with other subscriptions in your AAD tenant. This property can only be set if defaultOutboundAccess is set to false, both properties can only be set if subnet is empty.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub sharing_scope: Option<arm::SharingScope>,
     /// Set this property to false to disable default outbound connectivity for all VMs in the subnet. This property can only be set at the time of subnet creation and cannot be updated for an existing subnet.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub default_outbound_access: Option<bool>,
     /// A list of IPAM Pools for allocating IP address prefixes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
 }
 

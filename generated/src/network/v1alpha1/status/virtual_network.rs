@@ -6,18 +6,14 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// AddressSpace contains an array of IP address ranges that can be used by subnets of the virtual network.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct AddressSpace {
     /// A list of address blocks reserved for this virtual network in CIDR notation.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub address_prefixes: Option<Vec<String>>,
     /// A list of IPAM Pools allocating IP address prefixes.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
 }
 
@@ -38,11 +34,9 @@ impl From<&arm::AddressSpace> for AddressSpace {
 }
 
 /// DhcpOptions contains an array of DNS servers available to VMs deployed in the virtual network. Standard DHCP option for a subnet overrides VNET DHCP options.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct DhcpOptions {
     /// The list of DNS servers IP addresses.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub dns_servers: Option<Vec<String>>,
 }
 
@@ -57,14 +51,11 @@ impl From<&arm::DhcpOptions> for DhcpOptions {
 }
 
 /// ExtendedLocation complex type.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ExtendedLocation {
     /// The name of the extended location.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the extended location.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ExtendedLocationType>,
 }
 
@@ -80,32 +71,23 @@ impl From<&arm::ExtendedLocation> for ExtendedLocation {
 }
 
 /// A flow log resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FlowLog {
     /// Resource ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Resource name.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// Resource type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// Resource location.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub location: Option<String>,
     /// Resource tags.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// Properties of the flow log.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<FlowLogPropertiesFormat>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// FlowLog resource Managed Identity
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub identity: Option<ManagedServiceIdentity>,
 }
 
@@ -138,14 +120,11 @@ impl From<&arm::FlowLog> for FlowLog {
 }
 
 /// Parameters that define the flow log format.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FlowLogFormatParameters {
     /// The file type of flow log.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::FlowLogFormatType>,
     /// The version (revision) of the flow log.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub version: Option<i32>,
 }
 
@@ -161,35 +140,25 @@ impl From<&arm::FlowLogFormatParameters> for FlowLogFormatParameters {
 }
 
 /// Parameters that define the configuration of flow log.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct FlowLogPropertiesFormat {
     /// ID of network security group to which flow log will be applied.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub target_resource_id: Option<String>,
     /// Guid of network security group to which flow log will be applied.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub target_resource_guid: Option<String>,
     /// ID of the storage account which is used to store the flow log.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub storage_id: Option<String>,
     /// Optional field to filter network traffic logs based on SrcIP, SrcPort, DstIP, DstPort, Protocol, Encryption, Direction and Action. If not specified, all network traffic will be logged.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled_filtering_criteria: Option<String>,
     /// Flag to enable/disable flow logging.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// Parameters that define the retention policy for flow log.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub retention_policy: Option<RetentionPolicyParameters>,
     /// Parameters that define the flow log format.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub format: Option<FlowLogFormatParameters>,
     /// Parameters that define the configuration of traffic analytics.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub flow_analytics_configuration: Option<TrafficAnalyticsProperties>,
     /// The provisioning state of the flow log.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
 }
 
@@ -227,20 +196,15 @@ impl From<&arm::FlowLogPropertiesFormat> for FlowLogPropertiesFormat {
 }
 
 /// Identity for the resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedServiceIdentity {
     /// The principal id of the system assigned identity. This property will only be provided for a system assigned identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// The tenant id of the system assigned identity. This property will only be provided for a system assigned identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub tenant_id: Option<String>,
     /// The type of identity used for the resource. The type 'SystemAssigned, UserAssigned' includes both an implicitly created identity and a set of user assigned identities. The type 'None' will remove any identities from the virtual machine.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<arm::ResourceIdentityType>,
     /// The list of user identities associated with resource. The user identity dictionary key references will be ARM resource ids in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_assigned_identities: Option<BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>>,
 }
 
@@ -275,14 +239,11 @@ impl From<&arm::ManagedServiceIdentity> for ManagedServiceIdentity {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     /// The principal id of user assigned identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub principal_id: Option<String>,
     /// The client id of user assigned identity.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub client_id: Option<String>,
 }
 
@@ -301,14 +262,11 @@ for ManagedServiceIdentityUserAssignedIdentitiesValue {
 }
 
 /// Parameters that define the retention policy for flow log.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct RetentionPolicyParameters {
     /// Number of days to retain flow log records.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub days: Option<i32>,
     /// Flag to enable/disable retention.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
 }
 
@@ -324,23 +282,17 @@ impl From<&arm::RetentionPolicyParameters> for RetentionPolicyParameters {
 }
 
 /// Parameters that define the configuration of traffic analytics.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TrafficAnalyticsConfigurationProperties {
     /// Flag to enable/disable traffic analytics.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// The resource guid of the attached workspace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace_id: Option<String>,
     /// The location of the attached workspace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace_region: Option<String>,
     /// Resource Id of the attached workspace.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub workspace_resource_id: Option<String>,
     /// The interval in minutes which would decide how frequently TA service should do flow analytics.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub traffic_analytics_interval: Option<i32>,
 }
 
@@ -367,11 +319,9 @@ impl From<&arm::TrafficAnalyticsConfigurationProperties> for TrafficAnalyticsCon
 }
 
 /// Parameters that define the configuration of traffic analytics.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct TrafficAnalyticsProperties {
     /// Parameters that define the configuration of traffic analytics.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub network_watcher_flow_analytics_configuration: Option<TrafficAnalyticsConfigurationProperties>,
 }
 
@@ -393,14 +343,11 @@ impl From<&arm::TrafficAnalyticsProperties> for TrafficAnalyticsProperties {
 }
 
 /// Bgp Communities sent over ExpressRoute with each route corresponding to a prefix in this VNET.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualNetworkBgpCommunities {
     /// The BGP community associated with the virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub virtual_network_community: Option<String>,
     /// The BGP community associated with the region of the virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub regional_community: Option<String>,
 }
 
@@ -421,14 +368,11 @@ impl From<&arm::VirtualNetworkBgpCommunities> for VirtualNetworkBgpCommunities {
 }
 
 /// Indicates if encryption is enabled on virtual network and if VM without encryption is allowed in encrypted VNet.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualNetworkEncryption {
     /// Indicates if encryption is enabled on the virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enabled: Option<bool>,
     /// If the encrypted VNet allows VM that does not support encryption. This field is for future support, AllowUnencrypted is the only supported value at general availability.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enforcement: Option<arm::VirtualNetworkEncryptionEnforcement>,
 }
 
@@ -444,23 +388,17 @@ impl From<&arm::VirtualNetworkEncryption> for VirtualNetworkEncryption {
 }
 
 /// Peerings in a virtual network resource.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualNetworkPeering {
     /// Resource ID.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// Properties of the virtual network peering.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub properties: Option<VirtualNetworkPeeringPropertiesFormat>,
     /// The name of the resource that is unique within a resource group. This name can be used to access the resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// A unique read-only string that changes whenever the resource is updated.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub etag: Option<String>,
     /// Resource type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
 }
 
@@ -481,68 +419,47 @@ impl From<&arm::VirtualNetworkPeering> for VirtualNetworkPeering {
 }
 
 /// Properties of the virtual network peering.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualNetworkPeeringPropertiesFormat {
     /// Whether the VMs in the local virtual network space would be able to access the VMs in remote virtual network space.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_virtual_network_access: Option<bool>,
     /// Whether the forwarded traffic from the VMs in the local virtual network will be allowed/disallowed in remote virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_forwarded_traffic: Option<bool>,
     /// If gateway links can be used in remote virtual networking to link to this virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub allow_gateway_transit: Option<bool>,
     /// If remote gateways can be used on this virtual network. If the flag is set to true, and allowGatewayTransit on remote peering is also true, virtual network will use gateways of remote virtual network for transit. Only one peering can have this flag set to true. This flag cannot be set if virtual network already has a gateway.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub use_remote_gateways: Option<bool>,
     /// The reference to the remote virtual network. The remote virtual network can be in the same or different region (preview). See here to register for the preview and learn more (<https://docs.microsoft.com/en-us/azure/virtual-network/virtual-network-create-peering>).
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_virtual_network: Option<SubResource>,
     /// The local address space of the local virtual network that is peered.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub local_address_space: Option<AddressSpace>,
     /// The current local address space of the local virtual network that is peered.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub local_virtual_network_address_space: Option<AddressSpace>,
     /// The reference to the address space peered with the remote virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_address_space: Option<AddressSpace>,
     /// The reference to the current address space of the remote virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_virtual_network_address_space: Option<AddressSpace>,
     /// The reference to the remote virtual network's Bgp Communities.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_bgp_communities: Option<VirtualNetworkBgpCommunities>,
     /// The reference to the remote virtual network's encryption
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_virtual_network_encryption: Option<VirtualNetworkEncryption>,
     /// The status of the virtual network peering.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub peering_state: Option<arm::VirtualNetworkPeeringState>,
     /// The peering sync status of the virtual network peering.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub peering_sync_level: Option<arm::VirtualNetworkPeeringLevel>,
     /// The provisioning state of the virtual network peering resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<arm::ProvisioningState>,
     /// If we need to verify the provisioning state of the remote gateway.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub do_not_verify_remote_gateways: Option<bool>,
     /// The resourceGuid property of the Virtual Network peering resource.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub resource_guid: Option<String>,
     /// Whether complete virtual network address space is peered.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub peer_complete_vnets: Option<bool>,
     /// Whether only Ipv6 address space is peered for subnet peering.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub enable_only_i_pv6_peering: Option<bool>,
     /// List of local subnet names that are subnet peered with remote virtual network.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub local_subnet_names: Option<Vec<String>>,
     /// List of remote subnet names from remote virtual network that are subnet peered.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_subnet_names: Option<Vec<String>>,
 }
 

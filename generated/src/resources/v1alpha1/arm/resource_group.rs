@@ -5,43 +5,35 @@
 //! ARM payload types of `Microsoft.Resources/resourceGroups` used by no other resource.
 #[allow(unused_imports)]
 use super::*;
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Resource group information.
 ///
 /// Schema `ResourceGroup`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceGroup {
     /// The ID of the resource group.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
     /// The name of the resource group.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
     /// The type of the resource group.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The resource group properties.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub properties: Option<ResourceGroupProperties>,
     /// The location of the resource group. It cannot be changed after the resource group has been created. It must be one of the supported Azure locations.
     pub location: String,
     /// The ID of the resource that manages this resource group.
-    #[serde(rename = "managedBy", default, skip_serializing_if = "Option::is_none")]
     pub managed_by: Option<String>,
     /// The tags attached to the resource group.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tags: Option<BTreeMap<String, String>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -51,11 +43,10 @@ armgen_runtime::json_object! {
         "name" => name,
         "type" => r#type,
         "properties" => properties,
+        "location" => location (required),
         "managedBy" => managed_by,
         "tags" => tags,
-    }
-    required { "location" => location }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ResourceGroup {
@@ -68,23 +59,18 @@ impl armgen_runtime::UnknownFields for ResourceGroup {
 /// The resource group properties.
 ///
 /// Schema `ResourceGroupProperties`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceGroupProperties {
     /// The provisioning state.
     ///
     /// Read-only.
-    #[serde(rename = "provisioningState", default, skip_serializing_if = "Option::is_none")]
     pub provisioning_state: Option<String>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! {
-    ResourceGroupProperties { "provisioningState" => provisioning_state }
-    rest => unknown_fields
-}
+armgen_runtime::json_object! { ResourceGroupProperties { "provisioningState" => provisioning_state } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ResourceGroupProperties {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {

@@ -11,25 +11,22 @@ use std::collections::BTreeMap;
 /// The resource management error additional info.
 ///
 /// Schema `ErrorAdditionalInfo`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ErrorAdditionalInfo {
     /// The additional info type.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The additional info.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub info: Option<serde_json::Value>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ErrorAdditionalInfo { "type" => r#type, "info" => info } rest => unknown_fields }
+armgen_runtime::json_object! { ErrorAdditionalInfo { "type" => r#type, "info" => info } ..unknown_fields }
 
 impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
@@ -40,36 +37,30 @@ impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
 /// The resource management error response.
 ///
 /// Schema `ErrorResponse`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ErrorResponse {
     /// The error code.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// The error message.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The error target.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// The error details.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<ErrorResponse>>,
     /// The error additional info.
     ///
     /// Read-only.
-    #[serde(rename = "additionalInfo", default, skip_serializing_if = "Option::is_none")]
     pub additional_info: Option<Vec<ErrorAdditionalInfo>>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -80,8 +71,7 @@ armgen_runtime::json_object! {
         "target" => target,
         "details" => details,
         "additionalInfo" => additional_info,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ErrorResponse {
@@ -108,26 +98,21 @@ armgen_runtime::open_enum! {
 /// Export resource group template request parameters.
 ///
 /// Schema `ExportTemplateRequest`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ExportTemplateRequest {
     /// The IDs of the resources to filter the export by. To export all resources, supply an array with single entry '*'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resources: Option<Vec<String>>,
     /// The export template options. A CSV-formatted list containing zero or more of the following: 'IncludeParameterDefaultValue', 'IncludeComments', 'SkipResourceNameParameterization', 'SkipAllParameterization'
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub options: Option<String>,
     /// The output format for the exported resources.
-    #[serde(rename = "outputFormat", default, skip_serializing_if = "Option::is_none")]
     pub output_format: Option<ExportTemplateOutputFormat>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ExportTemplateRequest { "resources" => resources, "options" => options, "outputFormat" => output_format }
-    rest => unknown_fields
+    ExportTemplateRequest { "resources" => resources, "options" => options, "outputFormat" => output_format } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ExportTemplateRequest {
@@ -140,26 +125,21 @@ impl armgen_runtime::UnknownFields for ExportTemplateRequest {
 /// Resource group export result.
 ///
 /// Schema `ResourceGroupExportResult`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceGroupExportResult {
     /// The template content. Used if outputFormat is empty or set to 'Json'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub template: Option<serde_json::Value>,
     /// The formatted export content. Used if outputFormat is set to 'Bicep'.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
     /// The template export error.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorResponse>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
-    ResourceGroupExportResult { "template" => template, "output" => output, "error" => error }
-    rest => unknown_fields
+    ResourceGroupExportResult { "template" => template, "output" => output, "error" => error } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ResourceGroupExportResult {
@@ -172,36 +152,30 @@ impl armgen_runtime::UnknownFields for ResourceGroupExportResult {
 /// Runs the ARM action `exportTemplate` (`POST /subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/exportTemplate`) on a `ResourceGroup` once, and records its outcome.
 ///
 /// Schema `ResourceGroupExportTemplate`.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceGroupExportTemplate {
     /// The request body of `POST …/exportTemplate`.
     ///
     /// Immutable after creation.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub parameters: Option<ExportTemplateRequest>,
     /// The response body of `POST …/exportTemplate`, once it succeeded.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub result: Option<ResourceGroupExportResult>,
     /// When the reconciler sent the request (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "startTime", default, skip_serializing_if = "Option::is_none")]
     pub start_time: Option<String>,
     /// When the action ended, in success or failure (RFC 3339).
     ///
     /// Read-only. Format: `date-time`.
-    #[serde(rename = "endTime", default, skip_serializing_if = "Option::is_none")]
     pub end_time: Option<String>,
     /// ARM's error, when the action failed.
     ///
     /// Read-only.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorResponse>,
     /// Properties this API version does not define, kept as received so that nothing is lost in a
     /// round trip (the service may return properties newer than the requested API version).
-    #[serde(flatten)]
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -212,8 +186,7 @@ armgen_runtime::json_object! {
         "startTime" => start_time,
         "endTime" => end_time,
         "error" => error,
-    }
-    rest => unknown_fields
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for ResourceGroupExportTemplate {

@@ -6,17 +6,13 @@
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
-use serde::Serialize;
 
 /// The resource management error additional info.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ErrorAdditionalInfo {
     /// The additional info type.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub r#type: Option<String>,
     /// The additional info.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub info: Option<serde_json::Value>,
 }
 
@@ -32,23 +28,17 @@ impl From<&arm::ErrorAdditionalInfo> for ErrorAdditionalInfo {
 }
 
 /// The resource management error response.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ErrorResponse {
     /// The error code.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub code: Option<String>,
     /// The error message.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub message: Option<String>,
     /// The error target.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub target: Option<String>,
     /// The error details.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<ErrorResponse>>,
     /// The error additional info.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub additional_info: Option<Vec<ErrorAdditionalInfo>>,
 }
 
@@ -75,17 +65,13 @@ impl From<&arm::ErrorResponse> for ErrorResponse {
 }
 
 /// Resource group export result.
-#[derive(Debug, Clone, PartialEq, Default, Serialize)]
-#[serde(default, rename_all = "camelCase")]
+#[derive(Debug, Clone, PartialEq, Default)]
 pub struct ResourceGroupExportResult {
     /// The template content. Used if outputFormat is empty or set to 'Json'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub template: Option<serde_json::Value>,
     /// The formatted export content. Used if outputFormat is set to 'Bicep'.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub output: Option<String>,
     /// The template export error.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<ErrorResponse>,
 }
 
