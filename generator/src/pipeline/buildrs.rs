@@ -105,9 +105,12 @@ impl Builder {
         self
     }
 
-    /// Adds a derive (a path such as `Eq` or `schemars::JsonSchema`) to every generated struct and enum,
-    /// where it is not derived already. The including crate must be able to derive it for every type (for
-    /// example, `Eq` and `Hash` cannot be derived for types with `f64` fields).
+    /// Adds a derive (a path such as `Eq` or `Hash`) to every generated struct and enum, where it is not derived
+    /// already. The including crate must be able to derive it for every type (for example, `Eq` and `Hash` cannot
+    /// be derived for types with `f64` fields). The generated structs carry no `#[serde]` attributes (their JSON
+    /// names are in the `armgen_runtime::json_object!` invocation beside each, which implements serde's traits),
+    /// so a derive that reads serde's attributes, such as `schemars::JsonSchema`, would see the Rust field names:
+    /// the CRD manifests in `crds/` are the schemas.
     pub fn derive(mut self, derive: impl Into<String>) -> Self {
         self.options.derives.push((None, derive.into()));
         self
