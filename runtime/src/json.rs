@@ -1,21 +1,24 @@
-//! Reading generated types from JSON without serde's derived `Deserialize`: [`FromJson`], implemented for every
-//! generated struct by [`json_object!`](crate::json_object) and for the enums by their macros.
+//! Reading and writing generated types as JSON without serde's derives: [`FromJson`] and [`ToJson`], implemented
+//! for every generated struct by [`json_object!`](crate::json_object) (a union by [`json_union!`](crate::json_union))
+//! and for the enums by their macros.
 //!
-//! Why not `#[derive(Deserialize)]`: a derived impl is generic over the deserializer, so the compiler builds
-//! every generated type's visitor again for each deserializer it is used with (a `serde_json::Value`, JSON
-//! text, serde_path_to_error's tracking wrapper around either, …), and each visitor instantiates serde's and
+//! Why not `#[derive(Deserialize, Serialize)]`: a derived impl is generic over the deserializer or serializer, so
+//! the compiler builds every generated type's visitor again for each one it is used with (a `serde_json::Value`,
+//! JSON text, serde_path_to_error's tracking wrapper around either, …), and each instantiates serde's and
 //! serde_json's generic machinery per field type. That was three quarters of the generated crate's LLVM IR
-//! (BENCHMARKS.md, "Building the generated crate"). A [`FromJson`] impl is one plain function per type over a
-//! borrowed [`serde_json::Value`]: compiled once, whatever reads it. Each generated type's `Deserialize` is a
-//! small shim ([`deserialize`]) that reads a `Value` and calls it.
+//! (BENCHMARKS.md, "Building the generated crate"). A [`FromJson`] or [`ToJson`] impl is one plain function per type
+//! over a [`serde_json::Value`]: compiled once, whatever reads or writes it. Each generated type's `Deserialize` and
+//! `Serialize` are small shims ([`deserialize`], [`serialize`]) with a `Value` in between.
 //!
 //! The behaviour is serde's for the attributes the generator writes, and the errors read the same
 //! (`spec.agentPoolProfiles[0].count: invalid type: string "x", expected i32`, serde_path_to_error's path
 //! notation): a field with a default (`#[serde(default)]`, an `Option`, or a container default) takes it when
 //! absent, any other field is `missing field`; an `Option` reads `null` as `None`; unknown keys are ignored, or
 //! kept in the `#[serde(flatten)]` map; keys are read in the object's order, so the first error is the one
-//! serde would report. One difference, on purpose: serde's derive also reads a struct from a JSON array of its
-//! fields in order, which no generated schema allows; here a struct is an object only.
+//! serde would report. Written: fields in declaration order, an `Option` that is `None` left out, then the flattened
+//! map; floats with their shortest decimal form, as serde_json's writer spells them. One difference, on purpose:
+//! serde's derive also reads a struct from a JSON array of its fields in order, which no generated schema allows;
+//! here a struct is an object only.
 
 use std::collections::BTreeMap;
 
