@@ -255,7 +255,11 @@ fn object_reader(s: &syn::ItemStruct, write: bool, what: &str) -> Result<Reader>
         }
         let json = rename.unwrap_or_else(|| {
             let name = syn::ext::IdentExt::unraw(&ident).to_string();
-            if camel { camel_case(&name) } else { name }
+            if camel {
+                super::kube::serde_camel_case(&name)
+            } else {
+                name
+            }
         });
         if flatten {
             rest = Some(ident);
@@ -317,27 +321,6 @@ fn union_reader(e: &syn::ItemEnum, what: &str) -> Result<Reader> {
 
 fn is_option(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option"))
-}
-
-/// serde's `rename_all = "camelCase"` for a field name: PascalCase (each `_` dropped, the letter after it and the
-/// first upper-cased), then the first character lower-cased.
-fn camel_case(field: &str) -> String {
-    let mut pascal = String::with_capacity(field.len());
-    let mut capitalize = true;
-    for ch in field.chars() {
-        if ch == '_' {
-            capitalize = true;
-        } else if capitalize {
-            pascal.push(ch.to_ascii_uppercase());
-            capitalize = false;
-        } else {
-            pascal.push(ch);
-        }
-    }
-    match pascal.chars().next() {
-        Some(first) => first.to_ascii_lowercase().to_string() + &pascal[first.len_utf8()..],
-        None => pascal,
-    }
 }
 
 fn is_reader_macro(m: &syn::ItemMacro) -> Option<&'static str> {
@@ -624,7 +607,7 @@ mod tests {
             ("r_type", "rType"),
             ("a_b", "aB"),
         ] {
-            assert_eq!(camel_case(field), json);
+            assert_eq!(super::super::kube::serde_camel_case(field), json);
         }
     }
 

@@ -54,7 +54,7 @@ struct Ctx<'a> {
 /// upper-cased, then the first letter lower-cased (serde_derive's `RenameRule::CamelCase`). Every custom-resource
 /// struct renames its fields so and defaults them (`#[serde(default)]`: all its fields are options, so this is
 /// what a per-field `default` would do), and only fields spelled otherwise carry a `rename`.
-fn serde_camel_case(name: &str) -> String {
+pub(super) fn serde_camel_case(name: &str) -> String {
     let mut pascal = String::new();
     let mut capitalize = true;
     for ch in name.chars() {
