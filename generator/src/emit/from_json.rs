@@ -255,11 +255,7 @@ fn object_reader(s: &syn::ItemStruct, write: bool, what: &str) -> Result<Reader>
         }
         let json = rename.unwrap_or_else(|| {
             let name = syn::ext::IdentExt::unraw(&ident).to_string();
-            if camel {
-                super::kube::serde_camel_case(&name)
-            } else {
-                name
-            }
+            if camel { serde_camel_case(&name) } else { name }
         });
         if flatten {
             rest = Some(ident);
@@ -321,6 +317,29 @@ fn union_reader(e: &syn::ItemEnum, what: &str) -> Result<Reader> {
 
 fn is_option(ty: &syn::Type) -> bool {
     matches!(ty, syn::Type::Path(p) if p.qself.is_none() && p.path.segments.last().is_some_and(|s| s.ident == "Option"))
+}
+
+/// `name` as serde's `rename_all = "camelCase"` spells a field: each `_` dropped and the letter after it
+/// upper-cased, then the first letter lower-cased (serde_derive's `RenameRule::CamelCase`). Every custom-resource
+/// struct renames its fields so and defaults them (`#[serde(default)]`: all its fields are options, so this is
+/// what a per-field `default` would do), and only fields spelled otherwise carry a `rename`.
+pub(super) fn serde_camel_case(name: &str) -> String {
+    let mut pascal = String::new();
+    let mut capitalize = true;
+    for ch in name.chars() {
+        if ch == '_' {
+            capitalize = true;
+        } else if capitalize {
+            pascal.push(ch.to_ascii_uppercase());
+            capitalize = false;
+        } else {
+            pascal.push(ch);
+        }
+    }
+    match pascal.chars().next() {
+        Some(first) => first.to_ascii_lowercase().to_string() + &pascal[first.len_utf8()..],
+        None => pascal,
+    }
 }
 
 fn is_reader_macro(m: &syn::ItemMacro) -> Option<&'static str> {
@@ -607,7 +626,7 @@ mod tests {
             ("r_type", "rType"),
             ("a_b", "aB"),
         ] {
-            assert_eq!(super::super::kube::serde_camel_case(field), json);
+            assert_eq!(serde_camel_case(field), json);
         }
     }
 

@@ -19,6 +19,7 @@
 //!
 //! Template kinds (`template: true`): `<Kind>Template`, whose `spec.template.spec` is a `<Kind>Spec`.
 
+use super::from_json::serde_camel_case;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
@@ -50,29 +51,6 @@ struct Ctx<'a> {
 }
 
 /// Whether converting a value of this shape needs more than a clone.
-/// `name` as serde's `rename_all = "camelCase"` spells a field: each `_` dropped and the letter after it
-/// upper-cased, then the first letter lower-cased (serde_derive's `RenameRule::CamelCase`). Every custom-resource
-/// struct renames its fields so and defaults them (`#[serde(default)]`: all its fields are options, so this is
-/// what a per-field `default` would do), and only fields spelled otherwise carry a `rename`.
-pub(super) fn serde_camel_case(name: &str) -> String {
-    let mut pascal = String::new();
-    let mut capitalize = true;
-    for ch in name.chars() {
-        if ch == '_' {
-            capitalize = true;
-        } else if capitalize {
-            pascal.push(ch.to_ascii_uppercase());
-            capitalize = false;
-        } else {
-            pascal.push(ch);
-        }
-    }
-    match pascal.chars().next() {
-        Some(first) => first.to_ascii_lowercase().to_string() + &pascal[first.len_utf8()..],
-        None => pascal,
-    }
-}
-
 fn converts(k: &KubeRef) -> bool {
     match k {
         KubeRef::Kube(_) | KubeRef::Secret | KubeRef::ResourceRef | KubeRef::RefKeys(_) => true,
