@@ -68,7 +68,88 @@ pub struct KubeIr {
     pub resources: Vec<KubeResource>,
     /// Nested spec and status object types (the roots are in [`KubeResource`]).
     pub types: BTreeMap<KubeTypeId, KubeType>,
+    /// The status types whose Rust struct would be the same as the spec type of the same ARM type (every
+    /// property writable and returned, none a secret or an ARM ID): the status module names the spec struct
+    /// instead of declaring a second one ([`status_as_spec`]).
+    #[serde(skip_serializing_if = "BTreeSet::is_empty")]
+    pub status_as_spec: BTreeSet<KubeTypeId>,
     pub diagnostics: Vec<Diagnostic>,
+}
+
+impl KubeIr {
+    /// The type whose Rust struct `id` is: the spec type for a status type in [`KubeIr::status_as_spec`], else
+    /// `id` itself.
+    pub fn canonical(&self, id: &str) -> KubeTypeId {
+        match self.status_as_spec.contains(id) {
+            true => spec_twin(id).unwrap_or_else(|| id.to_string()),
+            false => id.to_string(),
+        }
+    }
+}
+
+/// `spec:<arm type>` for `status:<arm type>`.
+fn spec_twin(status_id: &str) -> Option<KubeTypeId> {
+    status_id
+        .strip_prefix(Family::Status.module())
+        .and_then(|rest| rest.strip_prefix(':'))
+        .map(|arm| format!("{}:{arm}", Family::Spec.module()))
+}
+
+/// The status types of `types` that are their spec twin's struct exactly: the same fields in the same order
+/// (JSON and Rust names, descriptions, boxing) with the same types, a nested status type counting as the same as
+/// its spec twin when it is in the set itself. Nested fields are all `Option`s in both families, so `required` and
+/// the other spec-only flags (immutability, empty collections) do not change the struct. The largest such set:
+/// start from every status type with a twin and drop those that differ until none does, so that recursive types
+/// stay in it.
+pub fn status_as_spec(types: &BTreeMap<KubeTypeId, KubeType>) -> BTreeSet<KubeTypeId> {
+    let mut set: BTreeSet<KubeTypeId> = types
+        .iter()
+        .filter(|(id, t)| t.family == Family::Status && spec_twin(id).is_some_and(|twin| types.contains_key(&twin)))
+        .map(|(id, _)| id.clone())
+        .collect();
+    loop {
+        let differing: Vec<KubeTypeId> = set
+            .iter()
+            .filter(|id| {
+                let twin = spec_twin(id).and_then(|twin| types.get(&twin));
+                match (types.get(id.as_str()), twin) {
+                    (Some(status), Some(spec)) => !same_struct(spec, status, &set),
+                    _ => true,
+                }
+            })
+            .cloned()
+            .collect();
+        if differing.is_empty() {
+            return set;
+        }
+        for id in differing {
+            set.remove(&id);
+        }
+    }
+}
+
+fn same_struct(spec: &KubeType, status: &KubeType, set: &BTreeSet<KubeTypeId>) -> bool {
+    spec.rust_name == status.rust_name
+        && spec.description == status.description
+        && spec.fields.len() == status.fields.len()
+        && spec.fields.iter().zip(&status.fields).all(|(f, g)| {
+            f.json_name == g.json_name
+                && f.rust_name == g.rust_name
+                && f.description == g.description
+                && f.boxed == g.boxed
+                && f.special == Special::None
+                && g.special == Special::None
+                && same_ref(&f.ty, &g.ty, set)
+        })
+}
+
+fn same_ref(spec: &KubeRef, status: &KubeRef, set: &BTreeSet<KubeTypeId>) -> bool {
+    match (spec, status) {
+        (KubeRef::Kube(a), KubeRef::Kube(b)) => set.contains(b) && spec_twin(b).as_deref() == Some(a.as_str()),
+        (KubeRef::Array(a), KubeRef::Array(b)) | (KubeRef::Map(a), KubeRef::Map(b)) => same_ref(a, b, set),
+        (KubeRef::Kube(_) | KubeRef::Array(_) | KubeRef::Map(_), _) | (_, KubeRef::Kube(_)) => false,
+        (a, b) => a == b,
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -465,6 +546,7 @@ pub fn shape_with(ir: &Ir, group: &str, version: &str, storage: bool, options: &
     }
     let mut types = cx.types;
     prune_empty(&mut types, &mut resources);
+    let status_as_spec = status_as_spec(&types);
     KubeIr {
         group: group.to_string(),
         version: version.to_string(),
@@ -472,6 +554,7 @@ pub fn shape_with(ir: &Ir, group: &str, version: &str, storage: bool, options: &
         served: true,
         resources,
         types,
+        status_as_spec,
         diagnostics: cx.diagnostics,
     }
 }
@@ -1056,6 +1139,99 @@ pub fn plural_of(kind: &str) -> String {
         format!("{lower}es")
     } else {
         format!("{lower}s")
+    }
+}
+
+#[cfg(test)]
+mod status_as_spec_tests {
+    use super::*;
+
+    fn field(name: &str, ty: KubeRef) -> KubeField {
+        let mut f = synthetic(name, ty, Special::None, "a property");
+        f.immutable = false;
+        f
+    }
+
+    fn ty(family: Family, name: &str, fields: Vec<KubeField>) -> (KubeTypeId, KubeType) {
+        let id = format!("{}:{name}", family.module());
+        let t = KubeType {
+            family,
+            rust_name: name.to_string(),
+            source: name.to_string(),
+            description: None,
+            fields,
+            module: "shared".into(),
+        };
+        (id, t)
+    }
+
+    fn kube(id: &str) -> KubeRef {
+        KubeRef::Kube(id.to_string())
+    }
+
+    #[test]
+    fn a_status_type_is_its_spec_twin_when_every_field_and_nested_type_is_the_same() {
+        let string = || KubeRef::Primitive(Primitive::String);
+        let types: BTreeMap<KubeTypeId, KubeType> = [
+            // Same fields: shared.
+            ty(Family::Spec, "Plain", vec![field("a", string())]),
+            ty(Family::Status, "Plain", vec![field("a", string())]),
+            // Recursive, through a map of itself: shared (the largest set keeps cycles).
+            ty(
+                Family::Spec,
+                "Tree",
+                vec![field("children", KubeRef::Map(Box::new(kube("spec:Tree"))))],
+            ),
+            ty(
+                Family::Status,
+                "Tree",
+                vec![field("children", KubeRef::Map(Box::new(kube("status:Tree"))))],
+            ),
+            // The spec has a resource reference where the status has the ARM ID: not shared.
+            ty(Family::Spec, "Link", vec![field("target", KubeRef::ResourceRef)]),
+            ty(Family::Status, "Link", vec![field("target", string())]),
+            // Holds a `Link`, which differs: not shared either.
+            ty(Family::Spec, "Holder", vec![field("link", kube("spec:Link"))]),
+            ty(Family::Status, "Holder", vec![field("link", kube("status:Link"))]),
+            // The status has a read-only property more: not shared.
+            ty(Family::Spec, "Grown", vec![field("a", string())]),
+            ty(
+                Family::Status,
+                "Grown",
+                vec![field("a", string()), field("state", string())],
+            ),
+            // No spec twin (all read-only).
+            ty(Family::Status, "Report", vec![field("a", string())]),
+        ]
+        .into_iter()
+        .collect();
+        let shared = status_as_spec(&types);
+        assert_eq!(
+            shared.iter().map(String::as_str).collect::<Vec<_>>(),
+            ["status:Plain", "status:Tree"]
+        );
+        let ir = KubeIr {
+            types,
+            status_as_spec: shared,
+            ..Default::default()
+        };
+        assert_eq!(ir.canonical("status:Tree"), "spec:Tree");
+        assert_eq!(ir.canonical("status:Holder"), "status:Holder");
+        assert_eq!(ir.canonical("spec:Plain"), "spec:Plain");
+    }
+
+    #[test]
+    fn a_different_description_keeps_the_status_type_its_own() {
+        let string = || KubeRef::Primitive(Primitive::String);
+        let mut described = field("a", string());
+        described.description = Some("another text".into());
+        let types: BTreeMap<KubeTypeId, KubeType> = [
+            ty(Family::Spec, "Plain", vec![field("a", string())]),
+            ty(Family::Status, "Plain", vec![described]),
+        ]
+        .into_iter()
+        .collect();
+        assert!(status_as_spec(&types).is_empty());
     }
 }
 

@@ -36,7 +36,9 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+use crate::json::ToJson;
 use crate::kube::{KnownDifference, OperatorStatus, ResourceReference, SecretReference};
+use serde_json::Value;
 
 /// The value of an identifier key of an array item, borrowed from the item.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,16 +245,21 @@ impl Differences {
     }
 
     /// Records a difference at `path`; values are rendered as JSON text (`None`: absent).
-    pub fn record<D: Serialize + ?Sized, A: Serialize + ?Sized>(
+    pub fn record<D: ToJson + ?Sized, A: ToJson + ?Sized>(
         &mut self,
         path: &Path<'_>,
         desired: Option<&D>,
         actual: Option<&A>,
     ) {
+        self.record_json(path, desired.map(ToJson::to_json), actual.map(ToJson::to_json));
+    }
+
+    /// [`Differences::record`] with the values written already (one function for every type).
+    fn record_json(&mut self, path: &Path<'_>, desired: Option<Value>, actual: Option<Value>) {
         self.items.push(Difference {
             path: path.to_string(),
-            desired: desired.map(render),
-            actual: actual.map(render),
+            desired: desired.map(|value| value.to_string()),
+            actual: actual.map(|value| value.to_string()),
         });
     }
 }
@@ -273,14 +280,8 @@ impl IntoIterator for Differences {
     }
 }
 
-/// A value as compact JSON text. Spec values always serialize; should one not, the error is shown instead of
-/// the value.
-fn render<T: Serialize + ?Sized>(value: &T) -> String {
-    serde_json::to_string(value).unwrap_or_else(|e| format!("<not serializable: {e}>"))
-}
-
 /// Compares a desired value with the actual one, recording each difference into `out`.
-pub trait DiffWith: Serialize {
+pub trait DiffWith: ToJson {
     /// Compares `self` (desired) with `actual`; `path` names `self`.
     fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences);
 
@@ -299,7 +300,7 @@ pub fn diff<T: DiffWith + ?Sized>(desired: &T, actual: &T) -> Differences {
 }
 
 /// Compares two strings case-insensitively (ASCII, as ARM does for enum values and IDs).
-pub fn diff_str_ci<T: Serialize + ?Sized>(
+pub fn diff_str_ci<T: ToJson + ?Sized>(
     desired: &str,
     actual: &str,
     values: (&T, &T),
@@ -312,7 +313,7 @@ pub fn diff_str_ci<T: Serialize + ?Sized>(
 }
 
 /// Compares by `==`; for values whose equality is exact (integers, booleans, discriminated unions).
-pub fn diff_eq<T: PartialEq + Serialize + ?Sized>(desired: &T, actual: &T, path: &Path<'_>, out: &mut Differences) {
+pub fn diff_eq<T: PartialEq + ToJson + ?Sized>(desired: &T, actual: &T, path: &Path<'_>, out: &mut Differences) {
     if desired != actual {
         out.record(path, Some(desired), Some(actual));
     }

@@ -41,9 +41,8 @@
 
 use std::collections::BTreeMap;
 
-use crate::json::FromJson;
+use crate::json::{FromJson, ToJson};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
-use serde::Serialize;
 use serde_json::Value;
 
 use crate::kube::ConversionError;
@@ -236,11 +235,9 @@ impl Conversion {
     }
 
     /// Keeps `value`, which the target version cannot hold, at `path`.
-    pub fn stash<T: Serialize + ?Sized>(&mut self, path: &Path<'_>, value: &T) {
+    pub fn stash<T: ToJson + ?Sized>(&mut self, path: &Path<'_>, value: &T) {
         let key = self.key(path);
-        // Serializing the generated types cannot fail (string keys, no non-finite floats from JSON); if it
-        // ever did, `null` keeps the entry visible rather than dropping it silently.
-        self.output.insert(key, to_json(value).unwrap_or(Value::Null));
+        self.output.insert(key, value.to_json());
     }
 
     /// The bag's value for `path`, when the source has nothing there, and taken out of the bag only as far as
@@ -248,7 +245,7 @@ impl Conversion {
     /// parts of an object that the target type drops or changes stay in the bag at their own places. Entries
     /// below `path` that earlier conversions left (parts cut from the value) are put back into the value first;
     /// those whose value is gone are dropped.
-    pub fn restore<T: Serialize + FromJson>(&mut self, path: &Path<'_>) -> Option<T> {
+    pub fn restore<T: ToJson + FromJson>(&mut self, path: &Path<'_>) -> Option<T> {
         if self.input.is_empty() {
             return None;
         }
@@ -305,7 +302,7 @@ impl Conversion {
 
     /// A property both versions have, whose values always convert: `convert(value, self, path)` when the
     /// source sets it, else the bag's value.
-    pub fn convert<S: ?Sized, T: Serialize + FromJson>(
+    pub fn convert<S: ?Sized, T: ToJson + FromJson>(
         &mut self,
         value: Option<&S>,
         path: &Path<'_>,
@@ -321,19 +318,19 @@ impl Conversion {
     }
 
     /// A property both versions have with the same type.
-    pub fn copy<T: Clone + Serialize + FromJson>(&mut self, value: &Option<T>, path: &Path<'_>) -> Option<T> {
+    pub fn copy<T: Clone + ToJson + FromJson>(&mut self, value: &Option<T>, path: &Path<'_>) -> Option<T> {
         self.convert(value.as_ref(), path, |value, _, _| value.clone())
     }
 
     /// A property whose types convert by [`Convert`]: objects, and arrays, maps and boxes of them (the impls
     /// for `Vec`, `BTreeMap` and `Box` below extend the path by index and key).
-    pub fn object<S: Convert<T>, T: Serialize + FromJson>(&mut self, value: &Option<S>, path: &Path<'_>) -> Option<T> {
+    pub fn object<S: Convert<T>, T: ToJson + FromJson>(&mut self, value: &Option<S>, path: &Path<'_>) -> Option<T> {
         self.convert(value.as_ref(), path, |value, cx, path| value.convert(cx, path))
     }
 
     /// A property both versions have, whose values convert when they fit (`convert` returns `None` when not):
     /// a value that does not fit goes to the bag.
-    pub fn try_convert<S: Serialize + ?Sized, T: Serialize + FromJson>(
+    pub fn try_convert<S: ToJson + ?Sized, T: ToJson + FromJson>(
         &mut self,
         value: Option<&S>,
         path: &Path<'_>,
@@ -359,11 +356,11 @@ impl Conversion {
     /// conversions cut from it put back, read as the target type as far as it holds it exactly ([`fit`]); the
     /// parts it drops or changes go to the bag at their own places, and a value that does not fit at all goes
     /// to the bag whole.
-    pub fn via_json<S: Serialize, T: Serialize + FromJson>(&mut self, value: &Option<S>, path: &Path<'_>) -> Option<T> {
+    pub fn via_json<S: ToJson, T: ToJson + FromJson>(&mut self, value: &Option<S>, path: &Path<'_>) -> Option<T> {
         let Some(value) = value else { return self.restore(path) };
         let key = self.key(path);
         self.input.remove(&key);
-        let mut json = to_json(value).unwrap_or(Value::Null);
+        let mut json = value.to_json();
         for k in self.merge_below(&key, &mut json) {
             self.input.remove(&k);
         }
@@ -383,11 +380,7 @@ impl Conversion {
 
     /// A string-valued property (an enum or a plain string on either side) converted by its wire value: what
     /// [`Conversion::spelled_with`] does, through the types' [`Wire`] impls.
-    pub fn spelled<S: Wire, T: Wire + Serialize + FromJson>(
-        &mut self,
-        value: &Option<S>,
-        path: &Path<'_>,
-    ) -> Option<T> {
+    pub fn spelled<S: Wire, T: Wire + ToJson + FromJson>(&mut self, value: &Option<S>, path: &Path<'_>) -> Option<T> {
         self.spelled_with(value.as_ref().map(Wire::wire), path, T::from_wire, T::wire)
     }
 
@@ -397,7 +390,7 @@ impl Conversion {
     /// spelling (`None` → `none`): then the spelling is bagged too. An earlier trip's spelling of the same value
     /// is taken back from the bag and is the one kept, so the value reads back exactly as written in every
     /// version that can write it, however many versions that cannot lie between.
-    pub fn spelled_with<T: Serialize + FromJson>(
+    pub fn spelled_with<T: ToJson + FromJson>(
         &mut self,
         value: Option<&str>,
         path: &Path<'_>,
@@ -422,7 +415,7 @@ impl Conversion {
     }
 
     /// A property the target version cannot hold: its value (when set) goes to the bag.
-    pub fn keep<S: Serialize>(&mut self, value: &Option<S>, path: &Path<'_>) {
+    pub fn keep<S: ToJson>(&mut self, value: &Option<S>, path: &Path<'_>) {
         if let Some(value) = value {
             self.stash(path, value);
         }
@@ -470,13 +463,13 @@ fn insert_absent(value: &mut Value, pointer: &str, part: &Value) {
 /// lacks) are cut out and returned with their relative JSON pointers, and the rest is read again; an array is
 /// cut whole when an item does not fit (items keep their positions). `None` when `value` as a whole does not
 /// fit (a scalar that differs, a required property cut, a property `T` adds).
-pub fn fit<T: Serialize + FromJson>(mut value: Value) -> Option<(T, Vec<(String, Value)>)> {
+pub fn fit<T: ToJson + FromJson>(mut value: Value) -> Option<(T, Vec<(String, Value)>)> {
     let mut cut_out = Vec::new();
     // Every round cuts at least one part out of a finite value, so this ends; the bound keeps a pathological
     // value from costing more than a few rounds of reading.
     for _ in 0..32 {
         let parsed: T = crate::json::read(&value).ok()?;
-        let written = to_json(&parsed).ok()?;
+        let written = parsed.to_json();
         let mut cuts = Vec::new();
         if !compare(&value, &written, String::new(), &mut cuts) {
             return None;
@@ -609,8 +602,8 @@ pub trait ConvertObject<T> {
 
 /// `value` through JSON into `T`, exactly ([`fit`] with nothing cut): for items of arrays and maps whose types
 /// the versions model differently but whose JSON may still fit. `None` when it does not fit.
-pub fn via_json<S: Serialize + ?Sized, T: Serialize + FromJson>(value: &S) -> Option<T> {
-    let (converted, rest) = fit(to_json(value).ok()?)?;
+pub fn via_json<S: ToJson + ?Sized, T: ToJson + FromJson>(value: &S) -> Option<T> {
+    let (converted, rest) = fit(value.to_json())?;
     rest.is_empty().then_some(converted)
 }
 
@@ -631,11 +624,11 @@ pub fn narrow(value: f64) -> Option<f32> {
     (widen(shortest) == value).then_some(shortest)
 }
 
-/// `value` as a JSON value, through its JSON text: a `float` is written with its own shortest decimal
-/// representation (`0.1`), where `serde_json::to_value` would write the double nearest to its binary value
+/// `value` as a JSON value ([`ToJson`]): a `float` is written with its own shortest decimal representation
+/// (`0.1`), where `serde_json::to_value` would write the double nearest to its binary value
 /// (`0.10000000149011612`).
-pub fn to_json<T: Serialize + ?Sized>(value: &T) -> Result<Value, serde_json::Error> {
-    serde_json::from_slice(&serde_json::to_vec(value)?)
+pub fn to_json<T: ToJson + ?Sized>(value: &T) -> Value {
+    value.to_json()
 }
 
 /// Reads a custom resource of one served version (JSON) into its Rust type; errors name the field.
@@ -646,12 +639,9 @@ pub fn decode<T: FromJson>(object: serde_json::Value) -> Result<T, ConversionErr
     })
 }
 
-/// Writes a converted custom resource as JSON.
-pub fn encode<T: Serialize>(object: &T) -> Result<serde_json::Value, ConversionError> {
-    to_json(object).map_err(|e| ConversionError {
-        path: String::new(),
-        message: e.to_string(),
-    })
+/// Writes a converted custom resource as JSON (a `Result`, as the conversion functions that end in it are).
+pub fn encode<T: ToJson>(object: &T) -> Result<serde_json::Value, ConversionError> {
+    Ok(object.to_json())
 }
 
 /// The error for a version a kind is not served in.
@@ -852,7 +842,7 @@ mod tests {
         assert_eq!(narrow(0.123456789012), None, "no float has this decimal");
         assert_eq!(narrow(1e300), None, "beyond the float range");
         assert_eq!(narrow(f64::from(0.1f32)), None, "0.10000000149011612 is not 0.1");
-        assert_eq!(to_json(&0.1f32).unwrap(), serde_json::json!(0.1));
+        assert_eq!(to_json(&0.1f32), serde_json::json!(0.1));
         assert_eq!(encode(&0.1f32).unwrap(), serde_json::json!(0.1));
     }
 

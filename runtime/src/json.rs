@@ -86,9 +86,10 @@ pub fn from_text<T: FromJson>(text: &str) -> Result<T, Error> {
     read(&serde_json::from_str(text)?)
 }
 
-/// `value` as a JSON value ([`crate::hub::to_json`]: floats keep their shortest decimal form).
-pub fn write<T: serde::Serialize + ?Sized>(value: &T) -> Result<Value, Error> {
-    Ok(crate::hub::to_json(value)?)
+/// `value` as a JSON value ([`ToJson`]: floats keep their shortest decimal form); a `Result` for the callers
+/// that chain it after a read.
+pub fn write<T: ToJson + ?Sized>(value: &T) -> Result<Value, Error> {
+    Ok(value.to_json())
 }
 
 /// The `Deserialize` of a type with [`FromJson`]: the input as a `Value`, then [`FromJson::from_json`]; the error
@@ -304,8 +305,13 @@ pub trait ToJson {
 
     /// Writes this as the member `key` of `map`; an `Option` that is `None` writes nothing.
     fn write_field(&self, key: &str, map: &mut Map<String, Value>) {
-        map.insert(key.to_string(), self.to_json());
+        put(map, key, self.to_json());
     }
+}
+
+/// Sets the member `key` of `map` (one function, called by every type's [`ToJson::write_field`]).
+pub fn put(map: &mut Map<String, Value>, key: &str, value: Value) {
+    map.insert(key.to_string(), value);
 }
 
 /// The `Serialize` of a type with [`ToJson`]: its JSON value, serialized.
@@ -316,6 +322,10 @@ pub fn serialize<S: serde::Serializer, T: ToJson + ?Sized>(value: &T, serializer
 impl<T: ToJson + ?Sized> ToJson for &T {
     fn to_json(&self) -> Value {
         (**self).to_json()
+    }
+
+    fn write_field(&self, key: &str, map: &mut Map<String, Value>) {
+        (**self).write_field(key, map);
     }
 }
 
@@ -373,7 +383,7 @@ impl<T: ToJson> ToJson for Option<T> {
 
     fn write_field(&self, key: &str, map: &mut Map<String, Value>) {
         if let Some(value) = self {
-            map.insert(key.to_string(), value.to_json());
+            put(map, key, value.to_json());
         }
     }
 }
@@ -381,6 +391,10 @@ impl<T: ToJson> ToJson for Option<T> {
 impl<T: ToJson> ToJson for Box<T> {
     fn to_json(&self) -> Value {
         (**self).to_json()
+    }
+
+    fn write_field(&self, key: &str, map: &mut Map<String, Value>) {
+        (**self).write_field(key, map);
     }
 }
 
@@ -506,6 +520,50 @@ macro_rules! json_object {
     (@take $field:ident $at:ident $key:literal nullable) => { $field };
 }
 
+/// [`ToJson`] and `Serialize` (a shim over it) for a generated custom resource struct: `apiVersion` and `kind`
+/// from its `API_VERSION` and `KIND` constants first, then `metadata`, `spec` and, when named, `status` (left out
+/// when `None`). Its [`FromJson`] is `json_object!`'s `read` form, which ignores `apiVersion` and `kind`.
+#[macro_export]
+macro_rules! resource_json {
+    ($ty:ident $(, $status:ident)?) => {
+        impl $crate::json::ToJson for $ty {
+            fn to_json(&self) -> ::serde_json::Value {
+                $crate::json::resource(
+                    Self::API_VERSION,
+                    Self::KIND,
+                    &self.metadata,
+                    &self.spec,
+                    &[$(&self.$status as &dyn $crate::json::ToJson)?],
+                )
+            }
+        }
+        impl ::serde::Serialize for $ty {
+            fn serialize<S: ::serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                $crate::json::serialize(self, serializer)
+            }
+        }
+    };
+}
+
+/// A custom resource as JSON ([`resource_json!`]): `status` holds the status field when the kind has one.
+pub fn resource(
+    api_version: &str,
+    kind: &str,
+    metadata: &dyn ToJson,
+    spec: &dyn ToJson,
+    status: &[&dyn ToJson],
+) -> Value {
+    let mut map = Map::new();
+    map.insert("apiVersion".into(), Value::String(api_version.into()));
+    map.insert("kind".into(), Value::String(kind.into()));
+    metadata.write_field("metadata", &mut map);
+    spec.write_field("spec", &mut map);
+    for status in status {
+        status.write_field("status", &mut map);
+    }
+    Value::Object(map)
+}
+
 /// [`FromJson`], [`ToJson`] and the serde shims for a generated discriminated union (`#[serde(tag = "…")]`): the
 /// tag's value picks the variant, which reads the object without the tag; written, the tag comes first.
 #[macro_export]
@@ -629,6 +687,49 @@ mod tests {
         Pool(Pool),
     }
     crate::json_union!(Shape, "kind" { "pool" => Pool });
+
+    #[derive(Debug, Clone, PartialEq)]
+    struct Widget {
+        metadata: k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta,
+        spec: Pool,
+        status: Option<Pool>,
+    }
+    impl Widget {
+        const API_VERSION: &'static str = "fixture.armgen.dev/v1";
+        const KIND: &'static str = "Widget";
+    }
+    crate::json_object! { read Widget { "metadata" => metadata (required), "spec" => spec (required), "status" => status } }
+    crate::resource_json!(Widget, status);
+
+    #[test]
+    fn a_custom_resource_writes_api_version_and_kind_first_and_no_status_when_none() {
+        let mut widget = Widget {
+            metadata: Default::default(),
+            spec: Pool {
+                count: Some(2),
+                ..Default::default()
+            },
+            status: None,
+        };
+        let text = serde_json::to_string(&widget).unwrap();
+        assert_eq!(
+            text,
+            r#"{"apiVersion":"fixture.armgen.dev/v1","kind":"Widget","metadata":{},"spec":{"count":2,"zones":[],"tags":{}}}"#
+        );
+        widget.status = Some(Pool::default());
+        let written = widget.to_json();
+        assert_eq!(written["status"], serde_json::json!({"zones": [], "tags": {}}));
+        assert_eq!(
+            read::<Widget>(&written).unwrap(),
+            widget,
+            "reads back, apiVersion and kind ignored"
+        );
+        // Through a reference or a box, an absent `Option` is still left out.
+        let mut map = Map::new();
+        (&&None::<i32>).write_field("a", &mut map);
+        Box::new(None::<i32>).write_field("b", &mut map);
+        assert!(map.is_empty(), "{map:?}");
+    }
 
     /// The same JSON read by serde's derive (with serde_path_to_error) and by the macros: the same value, or the
     /// same error text.

@@ -177,6 +177,17 @@ impl std::fmt::Display for ConversionError {
 
 impl std::error::Error for ConversionError {}
 
+/// A CustomResourceDefinition from its YAML manifest: what each generated kind's `crd()` returns for the manifest
+/// it embeds (one function here rather than a YAML reader compiled into the generated crate).
+pub fn crd(
+    yaml: &str,
+) -> Result<
+    k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
+    serde_yaml_ng::Error,
+> {
+    serde_yaml_ng::from_str(yaml)
+}
+
 /// Reads a custom resource (JSON) as its generated type; an error names the field that does not fit
 /// (`spec.agentPoolProfiles[0].count: invalid type: …`), `(root)` when the object itself is not one.
 pub fn from_custom_resource<T: crate::json::FromJson>(value: &serde_json::Value) -> Result<T, ConversionError> {

@@ -252,10 +252,13 @@ impl<'a> Emitter<'a> {
             }
             (K::Kube(x), K::Kube(y)) => {
                 let t = to.ty(b)?;
+                // By the structs the ids are (a status type that is its spec twin's struct is that struct): one
+                // pair of impls per pair of structs.
+                let (spoke, hub) = (self.spoke.kube, self.hub.kube);
                 let pair = if spoke_to_hub {
-                    (x.clone(), y.clone())
+                    (spoke.canonical(x), hub.canonical(y))
                 } else {
-                    (y.clone(), x.clone())
+                    (spoke.canonical(y), hub.canonical(x))
                 };
                 if self.seen.insert(pair.clone()) {
                     self.queue.push(pair);

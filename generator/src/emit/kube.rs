@@ -178,7 +178,9 @@ impl Ctx<'_> {
         Ok(match (k, t) {
             (KubeRef::Kube(id), _) => {
                 let name = self.kube_name(id)?;
-                if status {
+                // A status type that is its spec twin's struct reads the ARM value as the spec does: no property is
+                // read-only, secret or an ARM ID.
+                if status && !self.kube.status_as_spec.contains(id) {
                     quote!(#name::from)
                 } else {
                     quote!(#name::from_arm)
@@ -833,37 +835,13 @@ fn operator_spec(r: &KubeResource) -> TokenStream {
     }
 }
 
-/// `Serialize` (with `apiVersion` and `kind`) and `kube_core::Resource` for a custom resource struct with
-/// `metadata` and `spec`, and `status` when `has_status`.
+/// `ToJson` and `Serialize` (with `apiVersion` and `kind`: the runtime's `resource_json!`) and `kube_core::Resource`
+/// for a custom resource struct with `metadata` and `spec`, and `status` when `has_status`.
 fn kube_impls(kind_str: &str, group: &str, version: &str, plural: &str, has_status: bool) -> TokenStream {
     let kind = format_ident!("{}", kind_str);
-    let (fields, status): (usize, TokenStream) = if has_status {
-        (
-            5,
-            quote! {
-                match &self.status {
-                    Some(status) => s.serialize_field("status", status)?,
-                    None => s.skip_field("status")?,
-                }
-            },
-        )
-    } else {
-        (4, quote!())
-    };
-    let field_count = proc_macro2::Literal::usize_unsuffixed(fields);
+    let status = has_status.then(|| quote!(, status));
     quote! {
-        impl Serialize for #kind {
-            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-                use serde::ser::SerializeStruct;
-                let mut s = serializer.serialize_struct(#kind_str, #field_count)?;
-                s.serialize_field("apiVersion", Self::API_VERSION)?;
-                s.serialize_field("kind", Self::KIND)?;
-                s.serialize_field("metadata", &self.metadata)?;
-                s.serialize_field("spec", &self.spec)?;
-                #status
-                s.end()
-            }
-        }
+        armgen_runtime::resource_json!(#kind #status);
 
         impl kube_core::Resource for #kind {
             type DynamicType = ();
@@ -898,7 +876,7 @@ fn crd_fn(plural: &str, group: &str) -> TokenStream {
     quote! {
         /// The CustomResourceDefinition of this kind (all its versions), as committed in `crds/`.
         pub fn crd() -> Result<k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition, serde_yaml_ng::Error> {
-            serde_yaml_ng::from_str(include_str!(#path))
+            armgen_runtime::kube::crd(include_str!(#path))
         }
     }
 }
@@ -1029,17 +1007,30 @@ fn family_files(
         .map(|t| t.module.as_str())
         .collect();
     for module in &modules {
-        let mut types: Vec<&KubeType> = cx
+        let mut types: Vec<(&String, &KubeType)> = cx
             .kube
             .types
-            .values()
-            .filter(|t| t.family == family && t.module == *module)
+            .iter()
+            .filter(|(_, t)| t.family == family && t.module == *module)
             .collect();
-        types.sort_by(|a, b| a.rust_name.cmp(&b.rust_name));
+        types.sort_by(|a, b| a.1.rust_name.cmp(&b.1.rust_name));
+        // A status type that is its spec twin's struct ([`crate::shape::status_as_spec`]) is that struct,
+        // re-exported; the status reads it from ARM with the spec's `from_arm`.
         let mut items = Vec::new();
-        for t in types {
-            items.push(cx.nested(t)?);
+        let mut spec_structs = Vec::new();
+        for (id, t) in types {
+            if cx.kube.status_as_spec.contains(id) {
+                spec_structs.push(format_ident!("{}", t.rust_name));
+            } else {
+                items.push(cx.nested(t)?);
+            }
         }
+        let shared_doc = (!spec_structs.is_empty()).then(|| {
+            quote! {
+                #![doc = ""]
+                #![doc = " The spec types whose every property is both writable and returned are status types too."]
+            }
+        });
         let fam_doc = format!(
             " The {} types of the custom resources, used by `{module}`.",
             family.module()
@@ -1048,9 +1039,11 @@ fn family_files(
         let imports = runtime_imports(&body, quote!(super::super), false);
         let tokens = quote! {
             #![doc = #fam_doc]
+            #shared_doc
             #[allow(unused_imports)]
             use super::*;
             #imports
+            #(pub use super::super::spec::#spec_structs;)*
             #body
         };
         let path = format!("{base}/{}/{module}.rs", family.module());
@@ -1110,7 +1103,7 @@ fn version_items(cx: &Ctx<'_>, roots: &[proc_macro2::Ident]) -> TokenStream {
             #kind => {
                 let cr: #k = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm).map_err(|e| ConversionError { path: "spec".into(), message: e.to_string() })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
         }
     });

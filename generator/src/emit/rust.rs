@@ -234,9 +234,17 @@ fn space_items(text: &str) -> String {
         out.push_str(line);
         out.push('\n');
         let next = lines.get(i + 1).copied().unwrap_or("");
-        let ends_item =
-            *line == "}" || *line == "};" || (line.starts_with("armgen_runtime::json_") && line.ends_with(" }"));
-        let ends_uses = line.starts_with("use ") && !next.starts_with("use ") && !next.starts_with("#[allow");
+        let ends_item = *line == "}"
+            || *line == "};"
+            || (line.starts_with("armgen_runtime::json_") && line.ends_with(" }"))
+            || (line.starts_with("armgen_runtime::") && line.ends_with(");"));
+        // A run of `use` lines, then one of `pub use` lines (re-exports), each ended by an empty line; a module's
+        // `mod x; pub use x::*;` pairs stay together.
+        let uses = |l: &str| (l.starts_with("use ") || l.starts_with("pub use ")).then(|| l.starts_with("pub"));
+        let ends_uses = uses(line).is_some()
+            && uses(line) != uses(next)
+            && !next.starts_with("#[allow")
+            && !next.starts_with("mod ");
         if (ends_item || ends_uses) && !next.is_empty() {
             out.push('\n');
         }

@@ -12,6 +12,7 @@ pub mod spec;
 pub mod status;
 mod role_assignment;
 pub use role_assignment::*;
+
 /// The Kubernetes API group of these custom resources.
 pub const GROUP: &str = "authorization.armgen.dev";
 /// The kinds of this version.
@@ -47,11 +48,7 @@ pub fn export(
             "RoleAssignment" => {
                 let cr: RoleAssignment = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             _ => {
                 Err(ConversionError {

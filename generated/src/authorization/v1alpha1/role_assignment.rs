@@ -9,8 +9,6 @@ use armgen_runtime::kube::{
     ConversionError, Path, Resolver, missing, required, value_or_config,
 };
 
-use serde::Serialize;
-
 /// Role Assignments
 #[derive(Debug, Clone, PartialEq)]
 pub struct RoleAssignment {
@@ -41,7 +39,7 @@ impl RoleAssignment {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/roleassignments.authorization.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(include_str!("../../../crds/roleassignments.authorization.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: RoleAssignmentSpec) -> Self {
@@ -64,21 +62,7 @@ impl RoleAssignment {
     }
 }
 
-impl Serialize for RoleAssignment {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("RoleAssignment", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(RoleAssignment, status);
 
 impl kube_core::Resource for RoleAssignment {
     type DynamicType = ();

@@ -5,7 +5,6 @@
 //! The `AgentPool` custom resource (`Microsoft.ContainerService/managedClusters/agentPools`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Agent Pool.
@@ -38,7 +37,7 @@ impl AgentPool {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/agentpools.containerservice.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(include_str!("../../../crds/agentpools.containerservice.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: AgentPoolSpec) -> Self {
@@ -61,21 +60,7 @@ impl AgentPool {
     }
 }
 
-impl Serialize for AgentPool {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("AgentPool", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(AgentPool, status);
 
 impl kube_core::Resource for AgentPool {
     type DynamicType = ();
@@ -663,10 +648,10 @@ impl From<&arm::AgentPool> for AgentPoolStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.upgrade_settings.as_ref().map(status::AgentPoolUpgradeSettings::from)
+                    e.upgrade_settings.as_ref().map(status::AgentPoolUpgradeSettings::from_arm)
                 }),
             provisioning_state: arm.properties.as_ref().and_then(|e| e.provisioning_state.clone()),
-            power_state: arm.properties.as_ref().and_then(|e| e.power_state.as_ref().map(status::PowerState::from)),
+            power_state: arm.properties.as_ref().and_then(|e| e.power_state.as_ref().map(status::PowerState::from_arm)),
             availability_zones: arm.properties.as_ref().and_then(|e| e.availability_zones.clone()),
             enable_node_public_ip: arm.properties.as_ref().and_then(|e| e.enable_node_public_ip),
             node_public_ip_prefix_id: arm.properties.as_ref().and_then(|e| e.node_public_ip_prefix_id.clone()),
@@ -681,13 +666,13 @@ impl From<&arm::AgentPool> for AgentPoolStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.kubelet_config.as_ref().map(status::KubeletConfig::from)
+                    e.kubelet_config.as_ref().map(status::KubeletConfig::from_arm)
                 }),
             linux_os_config: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.linux_os_config.as_ref().map(status::LinuxOsConfig::from)
+                    e.linux_os_config.as_ref().map(status::LinuxOsConfig::from_arm)
                 }),
             enable_encryption_at_host: arm.properties.as_ref().and_then(|e| e.enable_encryption_at_host),
             enable_ultra_ssd: arm.properties.as_ref().and_then(|e| e.enable_ultra_ssd),
@@ -706,19 +691,19 @@ impl From<&arm::AgentPool> for AgentPoolStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.network_profile.as_ref().map(status::AgentPoolNetworkProfile::from)
+                    e.network_profile.as_ref().map(status::AgentPoolNetworkProfile::from_arm)
                 }),
             windows_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.windows_profile.as_ref().map(status::AgentPoolWindowsProfile::from)
+                    e.windows_profile.as_ref().map(status::AgentPoolWindowsProfile::from_arm)
                 }),
             security_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.security_profile.as_ref().map(status::AgentPoolSecurityProfile::from)
+                    e.security_profile.as_ref().map(status::AgentPoolSecurityProfile::from_arm)
                 }),
             machines: arm.machines.as_ref().map(|x| x.iter().map(status::Machine::from).collect()),
             upgrade_profile: arm.upgrade_profile.as_ref().map(status::AgentPoolUpgradeProfile::from),
@@ -764,7 +749,7 @@ impl AgentPoolTemplate {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/agentpooltemplates.containerservice.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(include_str!("../../../crds/agentpooltemplates.containerservice.armgen.dev.yaml"))
     }
     /// A template named `name` whose resources get `spec`.
     pub fn new(name: &str, spec: AgentPoolSpec) -> Self {
@@ -783,17 +768,7 @@ impl AgentPoolTemplate {
     }
 }
 
-impl Serialize for AgentPoolTemplate {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("AgentPoolTemplate", 4)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(AgentPoolTemplate);
 
 impl kube_core::Resource for AgentPoolTemplate {
     type DynamicType = ();

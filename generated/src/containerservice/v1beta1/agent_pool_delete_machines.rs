@@ -5,7 +5,6 @@
 //! The `AgentPoolDeleteMachines` custom resource (`Microsoft.ContainerService/managedClusters/agentPools/deleteMachines`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, required};
-use serde::Serialize;
 
 /// Runs the ARM action `deleteMachines` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/agentPools/{agentPoolName}/deleteMachines`) on a `AgentPool` once, and records its outcome.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +36,9 @@ impl AgentPoolDeleteMachines {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/agentpooldeletemachines.containerservice.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(
+            include_str!("../../../crds/agentpooldeletemachines.containerservice.armgen.dev.yaml"),
+        )
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: AgentPoolDeleteMachinesSpec) -> Self {
@@ -60,21 +61,7 @@ impl AgentPoolDeleteMachines {
     }
 }
 
-impl Serialize for AgentPoolDeleteMachines {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("AgentPoolDeleteMachines", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(AgentPoolDeleteMachines, status);
 
 impl kube_core::Resource for AgentPoolDeleteMachines {
     type DynamicType = ();

@@ -5,7 +5,6 @@
 //! The `ManagedCluster` custom resource (`Microsoft.ContainerService/managedClusters`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Managed cluster.
@@ -54,7 +53,7 @@ impl ManagedCluster {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/managedclusters.containerservice.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(include_str!("../../../crds/managedclusters.containerservice.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: ManagedClusterSpec) -> Self {
@@ -77,21 +76,7 @@ impl ManagedCluster {
     }
 }
 
-impl Serialize for ManagedCluster {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("ManagedCluster", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(ManagedCluster, status);
 
 impl kube_core::Resource for ManagedCluster {
     type DynamicType = ();
@@ -769,11 +754,11 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
             system_data: arm.system_data.as_ref().map(status::SystemData::from),
             tags: arm.tags.clone(),
             location: Some(arm.location.clone()),
-            sku: arm.sku.as_ref().map(status::ManagedClusterSku::from),
-            extended_location: arm.extended_location.as_ref().map(status::ExtendedLocation::from),
+            sku: arm.sku.as_ref().map(status::ManagedClusterSku::from_arm),
+            extended_location: arm.extended_location.as_ref().map(status::ExtendedLocation::from_arm),
             identity: arm.identity.as_ref().map(status::ManagedClusterIdentity::from),
             provisioning_state: arm.properties.as_ref().and_then(|e| e.provisioning_state.clone()),
-            power_state: arm.properties.as_ref().and_then(|e| e.power_state.as_ref().map(status::PowerState::from)),
+            power_state: arm.properties.as_ref().and_then(|e| e.power_state.as_ref().map(status::PowerState::from_arm)),
             max_agent_pools: arm.properties.as_ref().and_then(|e| e.max_agent_pools),
             kubernetes_version: arm.properties.as_ref().and_then(|e| e.kubernetes_version.clone()),
             current_kubernetes_version: arm.properties.as_ref().and_then(|e| e.current_kubernetes_version.clone()),
@@ -797,7 +782,7 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.linux_profile.as_ref().map(status::ContainerServiceLinuxProfile::from)
+                    e.linux_profile.as_ref().map(status::ContainerServiceLinuxProfile::from_arm)
                 }),
             windows_profile: arm
                 .properties
@@ -845,7 +830,7 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.node_resource_group_profile.as_ref().map(status::ManagedClusterNodeResourceGroupProfile::from)
+                    e.node_resource_group_profile.as_ref().map(status::ManagedClusterNodeResourceGroupProfile::from_arm)
                 }),
             enable_rbac: arm.properties.as_ref().and_then(|e| e.enable_rbac),
             support_plan: arm.properties.as_ref().and_then(|e| e.support_plan.clone()),
@@ -866,25 +851,25 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.auto_upgrade_profile.as_ref().map(status::ManagedClusterAutoUpgradeProfile::from)
+                    e.auto_upgrade_profile.as_ref().map(status::ManagedClusterAutoUpgradeProfile::from_arm)
                 }),
             upgrade_settings: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.upgrade_settings.as_ref().map(status::ClusterUpgradeSettings::from)
+                    e.upgrade_settings.as_ref().map(status::ClusterUpgradeSettings::from_arm)
                 }),
             auto_scaler_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.auto_scaler_profile.as_ref().map(status::ManagedClusterPropertiesAutoScalerProfile::from)
+                    e.auto_scaler_profile.as_ref().map(status::ManagedClusterPropertiesAutoScalerProfile::from_arm)
                 }),
             api_server_access_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.api_server_access_profile.as_ref().map(status::ManagedClusterApiServerAccessProfile::from)
+                    e.api_server_access_profile.as_ref().map(status::ManagedClusterApiServerAccessProfile::from_arm)
                 }),
             disk_encryption_set_id: arm.properties.as_ref().and_then(|e| e.disk_encryption_set_id.clone()),
             identity_profile: arm
@@ -920,7 +905,7 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.http_proxy_config.as_ref().map(status::ManagedClusterHttpProxyConfig::from)
+                    e.http_proxy_config.as_ref().map(status::ManagedClusterHttpProxyConfig::from_arm)
                 }),
             security_profile: arm
                 .properties
@@ -932,7 +917,7 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.storage_profile.as_ref().map(status::ManagedClusterStorageProfile::from)
+                    e.storage_profile.as_ref().map(status::ManagedClusterStorageProfile::from_arm)
                 }),
             ingress_profile: arm
                 .properties
@@ -945,13 +930,16 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.workload_auto_scaler_profile.as_ref().map(status::ManagedClusterWorkloadAutoScalerProfile::from)
+                    e
+                        .workload_auto_scaler_profile
+                        .as_ref()
+                        .map(status::ManagedClusterWorkloadAutoScalerProfile::from_arm)
                 }),
             azure_monitor_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.azure_monitor_profile.as_ref().map(status::ManagedClusterAzureMonitorProfile::from)
+                    e.azure_monitor_profile.as_ref().map(status::ManagedClusterAzureMonitorProfile::from_arm)
                 }),
             service_mesh_profile: arm
                 .properties
@@ -964,7 +952,7 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.metrics_profile.as_ref().map(status::ManagedClusterMetricsProfile::from)
+                    e.metrics_profile.as_ref().map(status::ManagedClusterMetricsProfile::from_arm)
                 }),
             available_agent_pool_versions: arm
                 .available_agent_pool_versions
@@ -1047,7 +1035,9 @@ impl ManagedClusterTemplate {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/managedclustertemplates.containerservice.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(
+            include_str!("../../../crds/managedclustertemplates.containerservice.armgen.dev.yaml"),
+        )
     }
     /// A template named `name` whose resources get `spec`.
     pub fn new(name: &str, spec: ManagedClusterSpec) -> Self {
@@ -1066,17 +1056,7 @@ impl ManagedClusterTemplate {
     }
 }
 
-impl Serialize for ManagedClusterTemplate {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("ManagedClusterTemplate", 4)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(ManagedClusterTemplate);
 
 impl kube_core::Resource for ManagedClusterTemplate {
     type DynamicType = ();

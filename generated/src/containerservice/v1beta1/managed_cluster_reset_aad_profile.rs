@@ -5,7 +5,6 @@
 //! The `ManagedClusterResetAadProfile` custom resource (`Microsoft.ContainerService/managedClusters/resetAADProfile`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-use serde::Serialize;
 
 /// Runs the ARM action `resetAADProfile` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resetAADProfile`) on a `ManagedCluster` once, and records its outcome.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,7 +40,7 @@ impl ManagedClusterResetAadProfile {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
+        armgen_runtime::kube::crd(
             include_str!("../../../crds/managedclusterresetaadprofiles.containerservice.armgen.dev.yaml"),
         )
     }
@@ -66,21 +65,7 @@ impl ManagedClusterResetAadProfile {
     }
 }
 
-impl Serialize for ManagedClusterResetAadProfile {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("ManagedClusterResetAadProfile", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(ManagedClusterResetAadProfile, status);
 
 impl kube_core::Resource for ManagedClusterResetAadProfile {
     type DynamicType = ();

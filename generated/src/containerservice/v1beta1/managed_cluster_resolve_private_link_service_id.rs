@@ -5,7 +5,6 @@
 //! The `ManagedClusterResolvePrivateLinkServiceId` custom resource (`Microsoft.ContainerService/managedClusters/resolvePrivateLinkServiceId`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Resolver};
-use serde::Serialize;
 
 /// Runs the ARM action `resolvePrivateLinkServiceId` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/resolvePrivateLinkServiceId`) on a `ManagedCluster` once, and records its outcome.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,7 +40,7 @@ impl ManagedClusterResolvePrivateLinkServiceId {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
+        armgen_runtime::kube::crd(
             include_str!("../../../crds/managedclusterresolveprivatelinkserviceids.containerservice.armgen.dev.yaml"),
         )
     }
@@ -66,22 +65,7 @@ impl ManagedClusterResolvePrivateLinkServiceId {
     }
 }
 
-impl Serialize for ManagedClusterResolvePrivateLinkServiceId {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer
-            .serialize_struct("ManagedClusterResolvePrivateLinkServiceId", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(ManagedClusterResolvePrivateLinkServiceId, status);
 
 impl kube_core::Resource for ManagedClusterResolvePrivateLinkServiceId {
     type DynamicType = ();

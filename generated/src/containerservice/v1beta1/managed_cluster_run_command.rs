@@ -5,7 +5,6 @@
 //! The `ManagedClusterRunCommand` custom resource (`Microsoft.ContainerService/managedClusters/runCommand`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
-use serde::Serialize;
 
 /// Runs the ARM action `runCommand` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/runCommand`) on a `ManagedCluster` once, and records its outcome.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +36,7 @@ impl ManagedClusterRunCommand {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
+        armgen_runtime::kube::crd(
             include_str!("../../../crds/managedclusterruncommands.containerservice.armgen.dev.yaml"),
         )
     }
@@ -62,21 +61,7 @@ impl ManagedClusterRunCommand {
     }
 }
 
-impl Serialize for ManagedClusterRunCommand {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("ManagedClusterRunCommand", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(ManagedClusterRunCommand, status);
 
 impl kube_core::Resource for ManagedClusterRunCommand {
     type DynamicType = ();

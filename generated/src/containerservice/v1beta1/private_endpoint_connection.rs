@@ -5,7 +5,6 @@
 //! The `PrivateEndpointConnection` custom resource (`Microsoft.ContainerService/managedClusters/privateEndpointConnections`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
-use serde::Serialize;
 
 /// A private endpoint connection
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +36,7 @@ impl PrivateEndpointConnection {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
+        armgen_runtime::kube::crd(
             include_str!("../../../crds/privateendpointconnections.containerservice.armgen.dev.yaml"),
         )
     }
@@ -62,21 +61,7 @@ impl PrivateEndpointConnection {
     }
 }
 
-impl Serialize for PrivateEndpointConnection {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("PrivateEndpointConnection", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(PrivateEndpointConnection, status);
 
 impl kube_core::Resource for PrivateEndpointConnection {
     type DynamicType = ();
@@ -220,12 +205,12 @@ impl From<&arm::PrivateEndpointConnection> for PrivateEndpointConnectionStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.private_endpoint.as_ref().map(status::PrivateEndpoint::from)
+                    e.private_endpoint.as_ref().map(status::PrivateEndpoint::from_arm)
                 }),
             private_link_service_connection_state: arm
                 .properties
                 .as_ref()
-                .map(|e| status::PrivateLinkServiceConnectionState::from(&e.private_link_service_connection_state)),
+                .map(|e| status::PrivateLinkServiceConnectionState::from_arm(&e.private_link_service_connection_state)),
             conditions: None,
             operator_status: None,
         }

@@ -5,7 +5,6 @@
 //! The `Snapshot` custom resource (`Microsoft.ContainerService/snapshots`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// A node pool snapshot resource.
@@ -38,7 +37,7 @@ impl Snapshot {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/snapshots.containerservice.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(include_str!("../../../crds/snapshots.containerservice.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: SnapshotSpec) -> Self {
@@ -61,21 +60,7 @@ impl Snapshot {
     }
 }
 
-impl Serialize for Snapshot {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("Snapshot", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(Snapshot, status);
 
 impl kube_core::Resource for Snapshot {
     type DynamicType = ();

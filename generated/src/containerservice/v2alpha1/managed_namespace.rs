@@ -5,7 +5,6 @@
 //! The `ManagedNamespace` custom resource (`Microsoft.ContainerService/managedClusters/managedNamespaces`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Namespace managed by ARM.
@@ -38,7 +37,7 @@ impl ManagedNamespace {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/managednamespaces.containerservice.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(include_str!("../../../crds/managednamespaces.containerservice.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: ManagedNamespaceSpec) -> Self {
@@ -61,21 +60,7 @@ impl ManagedNamespace {
     }
 }
 
-impl Serialize for ManagedNamespace {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("ManagedNamespace", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(ManagedNamespace, status);
 
 impl kube_core::Resource for ManagedNamespace {
     type DynamicType = ();
@@ -287,13 +272,13 @@ impl From<&arm::ManagedNamespace> for ManagedNamespaceStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.default_resource_quota.as_ref().map(status::ResourceQuota::from)
+                    e.default_resource_quota.as_ref().map(status::ResourceQuota::from_arm)
                 }),
             default_network_policy: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.default_network_policy.as_ref().map(status::NetworkPolicies::from)
+                    e.default_network_policy.as_ref().map(status::NetworkPolicies::from_arm)
                 }),
             adoption_policy: arm.properties.as_ref().and_then(|e| e.adoption_policy.clone()),
             delete_policy: arm.properties.as_ref().and_then(|e| e.delete_policy.clone()),

@@ -5,7 +5,6 @@
 //! The `MaintenanceConfiguration` custom resource (`Microsoft.ContainerService/managedClusters/maintenanceConfigurations`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-use serde::Serialize;
 
 /// Planned maintenance configuration, used to configure when updates can be deployed to a Managed Cluster. See [planned maintenance](<https://docs.microsoft.com/azure/aks/planned-maintenance>) for more information about planned maintenance.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +36,7 @@ impl MaintenanceConfiguration {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
+        armgen_runtime::kube::crd(
             include_str!("../../../crds/maintenanceconfigurations.containerservice.armgen.dev.yaml"),
         )
     }
@@ -62,21 +61,7 @@ impl MaintenanceConfiguration {
     }
 }
 
-impl Serialize for MaintenanceConfiguration {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("MaintenanceConfiguration", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(MaintenanceConfiguration, status);
 
 impl kube_core::Resource for MaintenanceConfiguration {
     type DynamicType = ();
@@ -231,19 +216,19 @@ impl From<&arm::MaintenanceConfiguration> for MaintenanceConfigurationStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.time_in_week.as_ref().map(|x| x.iter().map(status::TimeInWeek::from).collect())
+                    e.time_in_week.as_ref().map(|x| x.iter().map(status::TimeInWeek::from_arm).collect())
                 }),
             not_allowed_time: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.not_allowed_time.as_ref().map(|x| x.iter().map(status::TimeSpan::from).collect())
+                    e.not_allowed_time.as_ref().map(|x| x.iter().map(status::TimeSpan::from_arm).collect())
                 }),
             maintenance_window: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.maintenance_window.as_ref().map(status::MaintenanceWindow::from)
+                    e.maintenance_window.as_ref().map(status::MaintenanceWindow::from_arm)
                 }),
             conditions: None,
             operator_status: None,

@@ -5,7 +5,6 @@
 //! The `ManagedCluster` custom resource (`Microsoft.ContainerService/managedClusters`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Managed cluster.
@@ -54,7 +53,7 @@ impl ManagedCluster {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/managedclusters.containerservice.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(include_str!("../../../crds/managedclusters.containerservice.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: ManagedClusterSpec) -> Self {
@@ -77,21 +76,7 @@ impl ManagedCluster {
     }
 }
 
-impl Serialize for ManagedCluster {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("ManagedCluster", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(ManagedCluster, status);
 
 impl kube_core::Resource for ManagedCluster {
     type DynamicType = ();
@@ -868,7 +853,7 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
             tags: arm.tags.clone(),
             location: Some(arm.location.clone()),
             provisioning_state: arm.properties.as_ref().and_then(|e| e.provisioning_state.clone()),
-            power_state: arm.properties.as_ref().and_then(|e| e.power_state.as_ref().map(status::PowerState::from)),
+            power_state: arm.properties.as_ref().and_then(|e| e.power_state.as_ref().map(status::PowerState::from_arm)),
             max_agent_pools: arm.properties.as_ref().and_then(|e| e.max_agent_pools),
             kubernetes_version: arm.properties.as_ref().and_then(|e| e.kubernetes_version.clone()),
             current_kubernetes_version: arm.properties.as_ref().and_then(|e| e.current_kubernetes_version.clone()),
@@ -892,7 +877,7 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.linux_profile.as_ref().map(status::ContainerServiceLinuxProfile::from)
+                    e.linux_profile.as_ref().map(status::ContainerServiceLinuxProfile::from_arm)
                 }),
             windows_profile: arm
                 .properties
@@ -940,7 +925,7 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.node_resource_group_profile.as_ref().map(status::ManagedClusterNodeResourceGroupProfile::from)
+                    e.node_resource_group_profile.as_ref().map(status::ManagedClusterNodeResourceGroupProfile::from_arm)
                 }),
             enable_rbac: arm.properties.as_ref().and_then(|e| e.enable_rbac),
             support_plan: arm.properties.as_ref().and_then(|e| e.support_plan.clone()),
@@ -961,19 +946,19 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.auto_upgrade_profile.as_ref().map(status::ManagedClusterAutoUpgradeProfile::from)
+                    e.auto_upgrade_profile.as_ref().map(status::ManagedClusterAutoUpgradeProfile::from_arm)
                 }),
             upgrade_settings: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.upgrade_settings.as_ref().map(status::ClusterUpgradeSettings::from)
+                    e.upgrade_settings.as_ref().map(status::ClusterUpgradeSettings::from_arm)
                 }),
             auto_scaler_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.auto_scaler_profile.as_ref().map(status::ManagedClusterPropertiesAutoScalerProfile::from)
+                    e.auto_scaler_profile.as_ref().map(status::ManagedClusterPropertiesAutoScalerProfile::from_arm)
                 }),
             api_server_access_profile: arm
                 .properties
@@ -1015,7 +1000,7 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.http_proxy_config.as_ref().map(status::ManagedClusterHttpProxyConfig::from)
+                    e.http_proxy_config.as_ref().map(status::ManagedClusterHttpProxyConfig::from_arm)
                 }),
             security_profile: arm
                 .properties
@@ -1027,7 +1012,7 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.storage_profile.as_ref().map(status::ManagedClusterStorageProfile::from)
+                    e.storage_profile.as_ref().map(status::ManagedClusterStorageProfile::from_arm)
                 }),
             ingress_profile: arm
                 .properties
@@ -1040,7 +1025,10 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.workload_auto_scaler_profile.as_ref().map(status::ManagedClusterWorkloadAutoScalerProfile::from)
+                    e
+                        .workload_auto_scaler_profile
+                        .as_ref()
+                        .map(status::ManagedClusterWorkloadAutoScalerProfile::from_arm)
                 }),
             azure_monitor_profile: arm
                 .properties
@@ -1059,13 +1047,13 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.metrics_profile.as_ref().map(status::ManagedClusterMetricsProfile::from)
+                    e.metrics_profile.as_ref().map(status::ManagedClusterMetricsProfile::from_arm)
                 }),
             node_provisioning_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.node_provisioning_profile.as_ref().map(status::ManagedClusterNodeProvisioningProfile::from)
+                    e.node_provisioning_profile.as_ref().map(status::ManagedClusterNodeProvisioningProfile::from_arm)
                 }),
             bootstrap_profile: arm
                 .properties
@@ -1077,13 +1065,16 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.ai_toolchain_operator_profile.as_ref().map(status::ManagedClusterAiToolchainOperatorProfile::from)
+                    e
+                        .ai_toolchain_operator_profile
+                        .as_ref()
+                        .map(status::ManagedClusterAiToolchainOperatorProfile::from_arm)
                 }),
             scheduler_profile: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.scheduler_profile.as_ref().map(status::SchedulerProfile::from)
+                    e.scheduler_profile.as_ref().map(status::SchedulerProfile::from_arm)
                 }),
             hosted_system_profile: arm
                 .properties
@@ -1093,8 +1084,8 @@ impl From<&arm::ManagedCluster> for ManagedClusterStatus {
                 }),
             status: arm.properties.as_ref().and_then(|e| e.status.as_ref().map(status::ManagedClusterStatus::from)),
             e_tag: arm.e_tag.clone(),
-            sku: arm.sku.as_ref().map(status::ManagedClusterSku::from),
-            extended_location: arm.extended_location.as_ref().map(status::ExtendedLocation::from),
+            sku: arm.sku.as_ref().map(status::ManagedClusterSku::from_arm),
+            extended_location: arm.extended_location.as_ref().map(status::ExtendedLocation::from_arm),
             identity: arm.identity.as_ref().map(status::ManagedClusterIdentity::from),
             kind: arm.kind.clone(),
             available_agent_pool_versions: arm
@@ -1178,7 +1169,9 @@ impl ManagedClusterTemplate {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/managedclustertemplates.containerservice.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(
+            include_str!("../../../crds/managedclustertemplates.containerservice.armgen.dev.yaml"),
+        )
     }
     /// A template named `name` whose resources get `spec`.
     pub fn new(name: &str, spec: ManagedClusterSpec) -> Self {
@@ -1197,17 +1190,7 @@ impl ManagedClusterTemplate {
     }
 }
 
-impl Serialize for ManagedClusterTemplate {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("ManagedClusterTemplate", 4)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(ManagedClusterTemplate);
 
 impl kube_core::Resource for ManagedClusterTemplate {
     type DynamicType = ();

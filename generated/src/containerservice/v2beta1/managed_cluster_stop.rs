@@ -5,7 +5,6 @@
 //! The `ManagedClusterStop` custom resource (`Microsoft.ContainerService/managedClusters/stop`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Resolver};
-use serde::Serialize;
 
 /// Runs the ARM action `stop` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/stop`) on a `ManagedCluster` once, and records its outcome.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +36,7 @@ impl ManagedClusterStop {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/managedclusterstops.containerservice.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(include_str!("../../../crds/managedclusterstops.containerservice.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: ManagedClusterStopSpec) -> Self {
@@ -60,21 +59,7 @@ impl ManagedClusterStop {
     }
 }
 
-impl Serialize for ManagedClusterStop {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("ManagedClusterStop", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(ManagedClusterStop, status);
 
 impl kube_core::Resource for ManagedClusterStop {
     type DynamicType = ();

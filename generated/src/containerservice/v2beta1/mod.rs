@@ -50,6 +50,7 @@ mod agent_pool_delete_machines;
 pub use agent_pool_delete_machines::*;
 mod agent_pool_upgrade_node_image_version;
 pub use agent_pool_upgrade_node_image_version::*;
+
 /// The Kubernetes API group of these custom resources.
 pub const GROUP: &str = "containerservice.armgen.dev";
 /// The kinds of this version.
@@ -196,182 +197,102 @@ pub fn export(
             "ManagedCluster" => {
                 let cr: ManagedCluster = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "AgentPool" => {
                 let cr: AgentPool = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "IdentityBinding" => {
                 let cr: IdentityBinding = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "MaintenanceConfiguration" => {
                 let cr: MaintenanceConfiguration = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "ManagedNamespace" => {
                 let cr: ManagedNamespace = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "PrivateEndpointConnection" => {
                 let cr: PrivateEndpointConnection = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "TrustedAccessRoleBinding" => {
                 let cr: TrustedAccessRoleBinding = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "Snapshot" => {
                 let cr: Snapshot = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "ManagedClusterAbort" => {
                 let cr: ManagedClusterAbort = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "ManagedClusterResetAadProfile" => {
                 let cr: ManagedClusterResetAadProfile = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "ManagedClusterResetServicePrincipalProfile" => {
                 let cr: ManagedClusterResetServicePrincipalProfile = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "ManagedClusterResolvePrivateLinkServiceId" => {
                 let cr: ManagedClusterResolvePrivateLinkServiceId = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "ManagedClusterRotateClusterCertificates" => {
                 let cr: ManagedClusterRotateClusterCertificates = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "ManagedClusterRotateServiceAccountSigningKeys" => {
                 let cr: ManagedClusterRotateServiceAccountSigningKeys = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "ManagedClusterRunCommand" => {
                 let cr: ManagedClusterRunCommand = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "ManagedClusterStart" => {
                 let cr: ManagedClusterStart = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "ManagedClusterStop" => {
                 let cr: ManagedClusterStop = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "AgentPoolAbort" => {
                 let cr: AgentPoolAbort = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "AgentPoolDeleteMachines" => {
                 let cr: AgentPoolDeleteMachines = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "AgentPoolUpgradeNodeImageVersion" => {
                 let cr: AgentPoolUpgradeNodeImageVersion = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             _ => {
                 Err(ConversionError {

@@ -5,7 +5,6 @@
 //! The `TrustedAccessRoleBinding` custom resource (`Microsoft.ContainerService/managedClusters/trustedAccessRoleBindings`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm, required};
-use serde::Serialize;
 
 /// Defines binding between a resource and role
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +36,7 @@ impl TrustedAccessRoleBinding {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
+        armgen_runtime::kube::crd(
             include_str!("../../../crds/trustedaccessrolebindings.containerservice.armgen.dev.yaml"),
         )
     }
@@ -62,21 +61,7 @@ impl TrustedAccessRoleBinding {
     }
 }
 
-impl Serialize for TrustedAccessRoleBinding {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("TrustedAccessRoleBinding", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(TrustedAccessRoleBinding, status);
 
 impl kube_core::Resource for TrustedAccessRoleBinding {
     type DynamicType = ();

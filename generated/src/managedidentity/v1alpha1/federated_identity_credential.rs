@@ -9,8 +9,6 @@ use armgen_runtime::kube::{
     ConversionError, Path, Resolver, missing, required, value_or_config,
 };
 
-use serde::Serialize;
-
 /// Describes a federated identity credential.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FederatedIdentityCredential {
@@ -45,7 +43,7 @@ impl FederatedIdentityCredential {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(
+        armgen_runtime::kube::crd(
             include_str!("../../../crds/federatedidentitycredentials.managedidentity.armgen.dev.yaml"),
         )
     }
@@ -70,21 +68,7 @@ impl FederatedIdentityCredential {
     }
 }
 
-impl Serialize for FederatedIdentityCredential {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("FederatedIdentityCredential", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(FederatedIdentityCredential, status);
 
 impl kube_core::Resource for FederatedIdentityCredential {
     type DynamicType = ();

@@ -14,6 +14,7 @@ mod user_assigned_identity;
 pub use user_assigned_identity::*;
 mod federated_identity_credential;
 pub use federated_identity_credential::*;
+
 /// The Kubernetes API group of these custom resources.
 pub const GROUP: &str = "managedidentity.armgen.dev";
 /// The kinds of this version.
@@ -55,20 +56,12 @@ pub fn export(
             "UserAssignedIdentity" => {
                 let cr: UserAssignedIdentity = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "FederatedIdentityCredential" => {
                 let cr: FederatedIdentityCredential = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             _ => {
                 Err(ConversionError {

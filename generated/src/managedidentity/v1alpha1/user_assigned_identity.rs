@@ -5,7 +5,6 @@
 //! The `UserAssignedIdentity` custom resource (`Microsoft.ManagedIdentity/userAssignedIdentities`).
 use super::{arm, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, required};
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Describes an identity resource.
@@ -42,7 +41,7 @@ impl UserAssignedIdentity {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/userassignedidentities.managedidentity.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(include_str!("../../../crds/userassignedidentities.managedidentity.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: UserAssignedIdentitySpec) -> Self {
@@ -65,21 +64,7 @@ impl UserAssignedIdentity {
     }
 }
 
-impl Serialize for UserAssignedIdentity {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("UserAssignedIdentity", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(UserAssignedIdentity, status);
 
 impl kube_core::Resource for UserAssignedIdentity {
     type DynamicType = ();

@@ -18,6 +18,7 @@ mod subnet_prepare_network_policies;
 pub use subnet_prepare_network_policies::*;
 mod subnet_unprepare_network_policies;
 pub use subnet_unprepare_network_policies::*;
+
 /// The Kubernetes API group of these custom resources.
 pub const GROUP: &str = "network.armgen.dev";
 /// The kinds of this version.
@@ -74,38 +75,22 @@ pub fn export(
             "VirtualNetwork" => {
                 let cr: VirtualNetwork = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "Subnet" => {
                 let cr: Subnet = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "SubnetPrepareNetworkPolicies" => {
                 let cr: SubnetPrepareNetworkPolicies = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "SubnetUnprepareNetworkPolicies" => {
                 let cr: SubnetUnprepareNetworkPolicies = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             _ => {
                 Err(ConversionError {

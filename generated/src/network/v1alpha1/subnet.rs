@@ -5,7 +5,6 @@
 //! The `Subnet` custom resource (`Microsoft.Network/virtualNetworks/subnets`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-use serde::Serialize;
 
 /// Subnet in a virtual network resource.
 #[derive(Debug, Clone, PartialEq)]
@@ -37,7 +36,7 @@ impl Subnet {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/subnets.network.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(include_str!("../../../crds/subnets.network.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: SubnetSpec) -> Self {
@@ -60,21 +59,7 @@ impl Subnet {
     }
 }
 
-impl Serialize for Subnet {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("Subnet", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(Subnet, status);
 
 impl kube_core::Resource for Subnet {
     type DynamicType = ();
@@ -394,7 +379,10 @@ impl From<&arm::Subnet> for SubnetStatus {
             address_prefixes: arm.properties.as_ref().and_then(|e| e.address_prefixes.clone()),
             network_security_group: arm.properties.as_ref().and_then(|e| e.network_security_group.clone()),
             route_table: arm.properties.as_ref().and_then(|e| e.route_table.clone()),
-            nat_gateway: arm.properties.as_ref().and_then(|e| e.nat_gateway.as_ref().map(status::SubResource::from)),
+            nat_gateway: arm
+                .properties
+                .as_ref()
+                .and_then(|e| e.nat_gateway.as_ref().map(status::SubResource::from_arm)),
             service_endpoints: arm
                 .properties
                 .as_ref()
@@ -414,7 +402,7 @@ impl From<&arm::Subnet> for SubnetStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.ip_allocations.as_ref().map(|x| x.iter().map(status::SubResource::from).collect())
+                    e.ip_allocations.as_ref().map(|x| x.iter().map(status::SubResource::from_arm).collect())
                 }),
             resource_navigation_links: arm
                 .properties

@@ -5,7 +5,6 @@
 //! The `SubnetPrepareNetworkPolicies` custom resource (`Microsoft.Network/virtualNetworks/subnets/PrepareNetworkPolicies`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-use serde::Serialize;
 
 /// Runs the ARM action `PrepareNetworkPolicies` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}/PrepareNetworkPolicies`) on a `Subnet` once, and records its outcome.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,7 +40,7 @@ impl SubnetPrepareNetworkPolicies {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/subnetpreparenetworkpolicies.network.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(include_str!("../../../crds/subnetpreparenetworkpolicies.network.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: SubnetPrepareNetworkPoliciesSpec) -> Self {
@@ -64,21 +63,7 @@ impl SubnetPrepareNetworkPolicies {
     }
 }
 
-impl Serialize for SubnetPrepareNetworkPolicies {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("SubnetPrepareNetworkPolicies", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(SubnetPrepareNetworkPolicies, status);
 
 impl kube_core::Resource for SubnetPrepareNetworkPolicies {
     type DynamicType = ();

@@ -5,7 +5,6 @@
 //! The `VirtualNetwork` custom resource (`Microsoft.Network/virtualNetworks`).
 use super::{arm, spec, status};
 use armgen_runtime::kube::{ConversionError, Path, Resolver, ToArm};
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Virtual Network resource.
@@ -38,7 +37,7 @@ impl VirtualNetwork {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/virtualnetworks.network.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(include_str!("../../../crds/virtualnetworks.network.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: VirtualNetworkSpec) -> Self {
@@ -61,21 +60,7 @@ impl VirtualNetwork {
     }
 }
 
-impl Serialize for VirtualNetwork {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("VirtualNetwork", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(VirtualNetwork, status);
 
 impl kube_core::Resource for VirtualNetwork {
     type DynamicType = ();
@@ -374,12 +359,17 @@ impl From<&arm::VirtualNetwork> for VirtualNetworkStatus {
             r#type: arm.r#type.clone(),
             location: arm.location.clone(),
             tags: arm.tags.clone(),
-            extended_location: arm.extended_location.as_ref().map(status::ExtendedLocation::from),
+            extended_location: arm.extended_location.as_ref().map(status::ExtendedLocation::from_arm),
             address_space: arm
                 .properties
                 .as_ref()
                 .and_then(|e| e.address_space.as_ref().map(status::AddressSpace::from)),
-            dhcp_options: arm.properties.as_ref().and_then(|e| e.dhcp_options.as_ref().map(status::DhcpOptions::from)),
+            dhcp_options: arm
+                .properties
+                .as_ref()
+                .and_then(|e| {
+                    e.dhcp_options.as_ref().map(status::DhcpOptions::from_arm)
+                }),
             flow_timeout_in_minutes: arm.properties.as_ref().and_then(|e| e.flow_timeout_in_minutes),
             subnets: arm
                 .properties
@@ -406,7 +396,7 @@ impl From<&arm::VirtualNetwork> for VirtualNetworkStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.ddos_protection_plan.as_ref().map(status::SubResource::from)
+                    e.ddos_protection_plan.as_ref().map(status::SubResource::from_arm)
                 }),
             bgp_communities: arm
                 .properties
@@ -418,13 +408,13 @@ impl From<&arm::VirtualNetwork> for VirtualNetworkStatus {
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.encryption.as_ref().map(status::VirtualNetworkEncryption::from)
+                    e.encryption.as_ref().map(status::VirtualNetworkEncryption::from_arm)
                 }),
             ip_allocations: arm
                 .properties
                 .as_ref()
                 .and_then(|e| {
-                    e.ip_allocations.as_ref().map(|x| x.iter().map(status::SubResource::from).collect())
+                    e.ip_allocations.as_ref().map(|x| x.iter().map(status::SubResource::from_arm).collect())
                 }),
             flow_logs: arm
                 .properties

@@ -14,6 +14,7 @@ mod resource_group;
 pub use resource_group::*;
 mod resource_group_export_template;
 pub use resource_group_export_template::*;
+
 /// The Kubernetes API group of these custom resources.
 pub const GROUP: &str = "resources.armgen.dev";
 /// The kinds of this version.
@@ -55,20 +56,12 @@ pub fn export(
             "ResourceGroup" => {
                 let cr: ResourceGroup = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             "ResourceGroupExportTemplate" => {
                 let cr: ResourceGroupExportTemplate = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                armgen_runtime::hub::to_json(&arm)
-                    .map_err(|e| ConversionError {
-                        path: "spec".into(),
-                        message: e.to_string(),
-                    })
+                Ok(armgen_runtime::hub::to_json(&arm))
             }
             _ => {
                 Err(ConversionError {

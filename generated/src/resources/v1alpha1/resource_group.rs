@@ -5,7 +5,6 @@
 //! The `ResourceGroup` custom resource (`Microsoft.Resources/resourceGroups`).
 use super::arm;
 use armgen_runtime::kube::{ConversionError, Path, Resolver, required};
-use serde::Serialize;
 use std::collections::BTreeMap;
 
 /// Resource group information.
@@ -38,7 +37,7 @@ impl ResourceGroup {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/resourcegroups.resources.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(include_str!("../../../crds/resourcegroups.resources.armgen.dev.yaml"))
     }
     /// A custom resource named `name` with `spec`.
     pub fn new(name: &str, spec: ResourceGroupSpec) -> Self {
@@ -61,21 +60,7 @@ impl ResourceGroup {
     }
 }
 
-impl Serialize for ResourceGroup {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("ResourceGroup", 5)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        match &self.status {
-            Some(status) => s.serialize_field("status", status)?,
-            None => s.skip_field("status")?,
-        }
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(ResourceGroup, status);
 
 impl kube_core::Resource for ResourceGroup {
     type DynamicType = ();
@@ -252,7 +237,7 @@ impl ResourceGroupTemplate {
         k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition,
         serde_yaml_ng::Error,
     > {
-        serde_yaml_ng::from_str(include_str!("../../../crds/resourcegrouptemplates.resources.armgen.dev.yaml"))
+        armgen_runtime::kube::crd(include_str!("../../../crds/resourcegrouptemplates.resources.armgen.dev.yaml"))
     }
     /// A template named `name` whose resources get `spec`.
     pub fn new(name: &str, spec: ResourceGroupSpec) -> Self {
@@ -271,17 +256,7 @@ impl ResourceGroupTemplate {
     }
 }
 
-impl Serialize for ResourceGroupTemplate {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeStruct;
-        let mut s = serializer.serialize_struct("ResourceGroupTemplate", 4)?;
-        s.serialize_field("apiVersion", Self::API_VERSION)?;
-        s.serialize_field("kind", Self::KIND)?;
-        s.serialize_field("metadata", &self.metadata)?;
-        s.serialize_field("spec", &self.spec)?;
-        s.end()
-    }
-}
+armgen_runtime::resource_json!(ResourceGroupTemplate);
 
 impl kube_core::Resource for ResourceGroupTemplate {
     type DynamicType = ();

@@ -5,6 +5,7 @@
 //! ARM payload types: shaped exactly like the JSON on the wire.
 mod role_assignment;
 pub use role_assignment::*;
+
 /// The resources of this API version, sorted by ARM type.
 pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
     armgen_runtime::ResourceInfo {

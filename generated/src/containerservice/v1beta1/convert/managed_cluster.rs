@@ -535,38 +535,6 @@ for hub::status::AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
     }
 }
 
-impl Convert<hub::status::ManagedClusterMetricsProfile> for spoke::status::ManagedClusterMetricsProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterMetricsProfile {
-        hub::status::ManagedClusterMetricsProfile {
-            cost_analysis: cx.object(&self.cost_analysis, &path.field("costAnalysis")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManagedClusterMetricsProfile> for hub::status::ManagedClusterMetricsProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterMetricsProfile {
-        spoke::status::ManagedClusterMetricsProfile {
-            cost_analysis: cx.object(&self.cost_analysis, &path.field("costAnalysis")),
-        }
-    }
-}
-
-impl Convert<hub::status::ManagedClusterCostAnalysis> for spoke::status::ManagedClusterCostAnalysis {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterCostAnalysis {
-        hub::status::ManagedClusterCostAnalysis {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManagedClusterCostAnalysis> for hub::status::ManagedClusterCostAnalysis {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterCostAnalysis {
-        spoke::status::ManagedClusterCostAnalysis {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
 impl Convert<hub::status::ServiceMeshProfile> for spoke::status::ServiceMeshProfile {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ServiceMeshProfile {
         hub::status::ServiceMeshProfile {
@@ -645,9 +613,9 @@ impl Convert<spoke::status::IstioPluginCertificateAuthority> for hub::status::Is
     }
 }
 
-impl Convert<hub::status::IstioComponents> for spoke::status::IstioComponents {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::IstioComponents {
-        hub::status::IstioComponents {
+impl Convert<hub::spec::IstioComponents> for spoke::spec::IstioComponents {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::IstioComponents {
+        hub::spec::IstioComponents {
             ingress_gateways: cx.object(&self.ingress_gateways, &path.field("ingressGateways")),
             egress_gateways: cx.object(&self.egress_gateways, &path.field("egressGateways")),
             proxy_redirection_mechanism: cx.restore(&path.field("proxyRedirectionMechanism")),
@@ -655,19 +623,19 @@ impl Convert<hub::status::IstioComponents> for spoke::status::IstioComponents {
     }
 }
 
-impl Convert<spoke::status::IstioComponents> for hub::status::IstioComponents {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::IstioComponents {
+impl Convert<spoke::spec::IstioComponents> for hub::spec::IstioComponents {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::IstioComponents {
         cx.keep(&self.proxy_redirection_mechanism, &path.field("proxyRedirectionMechanism"));
-        spoke::status::IstioComponents {
+        spoke::spec::IstioComponents {
             ingress_gateways: cx.object(&self.ingress_gateways, &path.field("ingressGateways")),
             egress_gateways: cx.object(&self.egress_gateways, &path.field("egressGateways")),
         }
     }
 }
 
-impl Convert<hub::status::IstioEgressGateway> for spoke::status::IstioEgressGateway {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::IstioEgressGateway {
-        hub::status::IstioEgressGateway {
+impl Convert<hub::spec::IstioEgressGateway> for spoke::spec::IstioEgressGateway {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::IstioEgressGateway {
+        hub::spec::IstioEgressGateway {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             name: cx.restore(&path.field("name")),
             namespace: cx.restore(&path.field("namespace")),
@@ -676,36 +644,36 @@ impl Convert<hub::status::IstioEgressGateway> for spoke::status::IstioEgressGate
     }
 }
 
-impl Convert<spoke::status::IstioEgressGateway> for hub::status::IstioEgressGateway {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::IstioEgressGateway {
+impl Convert<spoke::spec::IstioEgressGateway> for hub::spec::IstioEgressGateway {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::IstioEgressGateway {
         cx.keep(&self.name, &path.field("name"));
         cx.keep(&self.namespace, &path.field("namespace"));
         cx.keep(&self.gateway_configuration_name, &path.field("gatewayConfigurationName"));
-        spoke::status::IstioEgressGateway {
+        spoke::spec::IstioEgressGateway {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl Convert<hub::status::IstioIngressGateway> for spoke::status::IstioIngressGateway {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::IstioIngressGateway {
-        hub::status::IstioIngressGateway {
+impl Convert<hub::spec::IstioIngressGateway> for spoke::spec::IstioIngressGateway {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::IstioIngressGateway {
+        hub::spec::IstioIngressGateway {
             mode: cx.spelled(&self.mode, &path.field("mode")),
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl Convert<spoke::status::IstioIngressGateway> for hub::status::IstioIngressGateway {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::IstioIngressGateway {
-        spoke::status::IstioIngressGateway {
+impl Convert<spoke::spec::IstioIngressGateway> for hub::spec::IstioIngressGateway {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::IstioIngressGateway {
+        spoke::spec::IstioIngressGateway {
             mode: cx.spelled(&self.mode, &path.field("mode")),
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl Convert<hub::status::ManagedClusterAzureMonitorProfile> for spoke::status::ManagedClusterAzureMonitorProfile {
+impl Convert<hub::status::ManagedClusterAzureMonitorProfile> for spoke::spec::ManagedClusterAzureMonitorProfile {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterAzureMonitorProfile {
         hub::status::ManagedClusterAzureMonitorProfile {
             metrics: cx.object(&self.metrics, &path.field("metrics")),
@@ -715,20 +683,20 @@ impl Convert<hub::status::ManagedClusterAzureMonitorProfile> for spoke::status::
     }
 }
 
-impl Convert<spoke::status::ManagedClusterAzureMonitorProfile> for hub::status::ManagedClusterAzureMonitorProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterAzureMonitorProfile {
+impl Convert<spoke::spec::ManagedClusterAzureMonitorProfile> for hub::status::ManagedClusterAzureMonitorProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterAzureMonitorProfile {
         cx.keep(&self.container_insights, &path.field("containerInsights"));
         cx.keep(&self.app_monitoring, &path.field("appMonitoring"));
-        spoke::status::ManagedClusterAzureMonitorProfile {
+        spoke::spec::ManagedClusterAzureMonitorProfile {
             metrics: cx.object(&self.metrics, &path.field("metrics")),
         }
     }
 }
 
-impl Convert<hub::status::ManagedClusterAzureMonitorProfileMetrics>
-for spoke::status::ManagedClusterAzureMonitorProfileMetrics {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterAzureMonitorProfileMetrics {
-        hub::status::ManagedClusterAzureMonitorProfileMetrics {
+impl Convert<hub::spec::ManagedClusterAzureMonitorProfileMetrics>
+for spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterAzureMonitorProfileMetrics {
+        hub::spec::ManagedClusterAzureMonitorProfileMetrics {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             kube_state_metrics: cx.object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
             control_plane: cx.restore(&path.field("controlPlane")),
@@ -736,25 +704,25 @@ for spoke::status::ManagedClusterAzureMonitorProfileMetrics {
     }
 }
 
-impl Convert<spoke::status::ManagedClusterAzureMonitorProfileMetrics>
-for hub::status::ManagedClusterAzureMonitorProfileMetrics {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterAzureMonitorProfileMetrics {
+impl Convert<spoke::spec::ManagedClusterAzureMonitorProfileMetrics>
+for hub::spec::ManagedClusterAzureMonitorProfileMetrics {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
         cx.keep(&self.control_plane, &path.field("controlPlane"));
-        spoke::status::ManagedClusterAzureMonitorProfileMetrics {
+        spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             kube_state_metrics: cx.object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
         }
     }
 }
 
-impl Convert<hub::status::ManagedClusterAzureMonitorProfileKubeStateMetrics>
-for spoke::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
+impl Convert<hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics>
+for spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
     fn convert(
         &self,
         cx: &mut Conversion,
         path: &Path<'_>,
-    ) -> hub::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
-        hub::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
+    ) -> hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
+        hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
             metric_labels_allowlist: cx.copy(&self.metric_labels_allowlist, &path.field("metricLabelsAllowlist")),
             metric_annotations_allow_list: cx
                 .copy(&self.metric_annotations_allow_list, &path.field("metricAnnotationsAllowList")),
@@ -762,89 +730,17 @@ for spoke::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
     }
 }
 
-impl Convert<spoke::status::ManagedClusterAzureMonitorProfileKubeStateMetrics>
-for hub::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
+impl Convert<spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics>
+for hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
     fn convert(
         &self,
         cx: &mut Conversion,
         path: &Path<'_>,
-    ) -> spoke::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
-        spoke::status::ManagedClusterAzureMonitorProfileKubeStateMetrics {
+    ) -> spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
+        spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
             metric_labels_allowlist: cx.copy(&self.metric_labels_allowlist, &path.field("metricLabelsAllowlist")),
             metric_annotations_allow_list: cx
                 .copy(&self.metric_annotations_allow_list, &path.field("metricAnnotationsAllowList")),
-        }
-    }
-}
-
-impl Convert<hub::status::ManagedClusterWorkloadAutoScalerProfile>
-for spoke::status::ManagedClusterWorkloadAutoScalerProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterWorkloadAutoScalerProfile {
-        hub::status::ManagedClusterWorkloadAutoScalerProfile {
-            keda: cx.object(&self.keda, &path.field("keda")),
-            vertical_pod_autoscaler: cx.object(&self.vertical_pod_autoscaler, &path.field("verticalPodAutoscaler")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManagedClusterWorkloadAutoScalerProfile>
-for hub::status::ManagedClusterWorkloadAutoScalerProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterWorkloadAutoScalerProfile {
-        spoke::status::ManagedClusterWorkloadAutoScalerProfile {
-            keda: cx.object(&self.keda, &path.field("keda")),
-            vertical_pod_autoscaler: cx.object(&self.vertical_pod_autoscaler, &path.field("verticalPodAutoscaler")),
-        }
-    }
-}
-
-impl Convert<hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>
-for spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-        hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>
-for hub::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-        spoke::status::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<hub::status::ManagedClusterWorkloadAutoScalerProfileKeda>
-for spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> hub::status::ManagedClusterWorkloadAutoScalerProfileKeda {
-        hub::status::ManagedClusterWorkloadAutoScalerProfileKeda {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda>
-for hub::status::ManagedClusterWorkloadAutoScalerProfileKeda {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda {
-        spoke::status::ManagedClusterWorkloadAutoScalerProfileKeda {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -897,120 +793,6 @@ for hub::status::ManagedClusterIngressProfileWebAppRouting {
     }
 }
 
-impl Convert<hub::status::ManagedClusterStorageProfile> for spoke::status::ManagedClusterStorageProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterStorageProfile {
-        hub::status::ManagedClusterStorageProfile {
-            disk_csi_driver: cx.object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
-            file_csi_driver: cx.object(&self.file_csi_driver, &path.field("fileCSIDriver")),
-            snapshot_controller: cx.object(&self.snapshot_controller, &path.field("snapshotController")),
-            blob_csi_driver: cx.object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManagedClusterStorageProfile> for hub::status::ManagedClusterStorageProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterStorageProfile {
-        spoke::status::ManagedClusterStorageProfile {
-            disk_csi_driver: cx.object(&self.disk_csi_driver, &path.field("diskCSIDriver")),
-            file_csi_driver: cx.object(&self.file_csi_driver, &path.field("fileCSIDriver")),
-            snapshot_controller: cx.object(&self.snapshot_controller, &path.field("snapshotController")),
-            blob_csi_driver: cx.object(&self.blob_csi_driver, &path.field("blobCSIDriver")),
-        }
-    }
-}
-
-impl Convert<hub::status::ManagedClusterStorageProfileBlobCsiDriver>
-for spoke::status::ManagedClusterStorageProfileBlobCsiDriver {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterStorageProfileBlobCsiDriver {
-        hub::status::ManagedClusterStorageProfileBlobCsiDriver {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManagedClusterStorageProfileBlobCsiDriver>
-for hub::status::ManagedClusterStorageProfileBlobCsiDriver {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> spoke::status::ManagedClusterStorageProfileBlobCsiDriver {
-        spoke::status::ManagedClusterStorageProfileBlobCsiDriver {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<hub::status::ManagedClusterStorageProfileSnapshotController>
-for spoke::status::ManagedClusterStorageProfileSnapshotController {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> hub::status::ManagedClusterStorageProfileSnapshotController {
-        hub::status::ManagedClusterStorageProfileSnapshotController {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManagedClusterStorageProfileSnapshotController>
-for hub::status::ManagedClusterStorageProfileSnapshotController {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> spoke::status::ManagedClusterStorageProfileSnapshotController {
-        spoke::status::ManagedClusterStorageProfileSnapshotController {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<hub::status::ManagedClusterStorageProfileFileCsiDriver>
-for spoke::status::ManagedClusterStorageProfileFileCsiDriver {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterStorageProfileFileCsiDriver {
-        hub::status::ManagedClusterStorageProfileFileCsiDriver {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManagedClusterStorageProfileFileCsiDriver>
-for hub::status::ManagedClusterStorageProfileFileCsiDriver {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> spoke::status::ManagedClusterStorageProfileFileCsiDriver {
-        spoke::status::ManagedClusterStorageProfileFileCsiDriver {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<hub::status::ManagedClusterStorageProfileDiskCsiDriver>
-for spoke::status::ManagedClusterStorageProfileDiskCsiDriver {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterStorageProfileDiskCsiDriver {
-        hub::status::ManagedClusterStorageProfileDiskCsiDriver {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManagedClusterStorageProfileDiskCsiDriver>
-for hub::status::ManagedClusterStorageProfileDiskCsiDriver {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> spoke::status::ManagedClusterStorageProfileDiskCsiDriver {
-        spoke::status::ManagedClusterStorageProfileDiskCsiDriver {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
 impl Convert<hub::status::ManagedClusterSecurityProfile> for spoke::status::ManagedClusterSecurityProfile {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterSecurityProfile {
         hub::status::ManagedClusterSecurityProfile {
@@ -1041,51 +823,47 @@ impl Convert<spoke::status::ManagedClusterSecurityProfile> for hub::status::Mana
     }
 }
 
-impl Convert<hub::status::ManagedClusterSecurityProfileImageCleaner>
-for spoke::status::ManagedClusterSecurityProfileImageCleaner {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterSecurityProfileImageCleaner {
-        hub::status::ManagedClusterSecurityProfileImageCleaner {
+impl Convert<hub::spec::ManagedClusterSecurityProfileImageCleaner>
+for spoke::spec::ManagedClusterSecurityProfileImageCleaner {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterSecurityProfileImageCleaner {
+        hub::spec::ManagedClusterSecurityProfileImageCleaner {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             interval_hours: cx.copy(&self.interval_hours, &path.field("intervalHours")),
         }
     }
 }
 
-impl Convert<spoke::status::ManagedClusterSecurityProfileImageCleaner>
-for hub::status::ManagedClusterSecurityProfileImageCleaner {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> spoke::status::ManagedClusterSecurityProfileImageCleaner {
-        spoke::status::ManagedClusterSecurityProfileImageCleaner {
+impl Convert<spoke::spec::ManagedClusterSecurityProfileImageCleaner>
+for hub::spec::ManagedClusterSecurityProfileImageCleaner {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterSecurityProfileImageCleaner {
+        spoke::spec::ManagedClusterSecurityProfileImageCleaner {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             interval_hours: cx.copy(&self.interval_hours, &path.field("intervalHours")),
         }
     }
 }
 
-impl Convert<hub::status::ManagedClusterSecurityProfileWorkloadIdentity>
-for spoke::status::ManagedClusterSecurityProfileWorkloadIdentity {
+impl Convert<hub::spec::ManagedClusterSecurityProfileWorkloadIdentity>
+for spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity {
     fn convert(
         &self,
         cx: &mut Conversion,
         path: &Path<'_>,
-    ) -> hub::status::ManagedClusterSecurityProfileWorkloadIdentity {
-        hub::status::ManagedClusterSecurityProfileWorkloadIdentity {
+    ) -> hub::spec::ManagedClusterSecurityProfileWorkloadIdentity {
+        hub::spec::ManagedClusterSecurityProfileWorkloadIdentity {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl Convert<spoke::status::ManagedClusterSecurityProfileWorkloadIdentity>
-for hub::status::ManagedClusterSecurityProfileWorkloadIdentity {
+impl Convert<spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity>
+for hub::spec::ManagedClusterSecurityProfileWorkloadIdentity {
     fn convert(
         &self,
         cx: &mut Conversion,
         path: &Path<'_>,
-    ) -> spoke::status::ManagedClusterSecurityProfileWorkloadIdentity {
-        spoke::status::ManagedClusterSecurityProfileWorkloadIdentity {
+    ) -> spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity {
+        spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
@@ -1137,52 +915,28 @@ for hub::status::ManagedClusterSecurityProfileDefender {
     }
 }
 
-impl Convert<hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring>
-for spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+impl Convert<hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring>
+for spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     fn convert(
         &self,
         cx: &mut Conversion,
         path: &Path<'_>,
-    ) -> hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-        hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+    ) -> hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+        hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl Convert<spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring>
-for hub::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+impl Convert<spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring>
+for hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     fn convert(
         &self,
         cx: &mut Conversion,
         path: &Path<'_>,
-    ) -> spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-        spoke::status::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+    ) -> spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
+        spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<hub::status::ManagedClusterHttpProxyConfig> for spoke::status::ManagedClusterHttpProxyConfig {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterHttpProxyConfig {
-        hub::status::ManagedClusterHttpProxyConfig {
-            http_proxy: cx.copy(&self.http_proxy, &path.field("httpProxy")),
-            https_proxy: cx.copy(&self.https_proxy, &path.field("httpsProxy")),
-            no_proxy: cx.copy(&self.no_proxy, &path.field("noProxy")),
-            trusted_ca: cx.copy(&self.trusted_ca, &path.field("trustedCa")),
-            enabled: cx.restore(&path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManagedClusterHttpProxyConfig> for hub::status::ManagedClusterHttpProxyConfig {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterHttpProxyConfig {
-        cx.keep(&self.enabled, &path.field("enabled"));
-        spoke::status::ManagedClusterHttpProxyConfig {
-            http_proxy: cx.copy(&self.http_proxy, &path.field("httpProxy")),
-            https_proxy: cx.copy(&self.https_proxy, &path.field("httpsProxy")),
-            no_proxy: cx.copy(&self.no_proxy, &path.field("noProxy")),
-            trusted_ca: cx.copy(&self.trusted_ca, &path.field("trustedCa")),
         }
     }
 }
@@ -1233,8 +987,7 @@ impl Convert<spoke::status::UserAssignedIdentity> for hub::status::UserAssignedI
     }
 }
 
-impl Convert<hub::status::ManagedClusterApiServerAccessProfile>
-for spoke::status::ManagedClusterApiServerAccessProfile {
+impl Convert<hub::status::ManagedClusterApiServerAccessProfile> for spoke::spec::ManagedClusterApiServerAccessProfile {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterApiServerAccessProfile {
         hub::status::ManagedClusterApiServerAccessProfile {
             authorized_ip_ranges: cx.copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
@@ -1249,160 +1002,17 @@ for spoke::status::ManagedClusterApiServerAccessProfile {
     }
 }
 
-impl Convert<spoke::status::ManagedClusterApiServerAccessProfile>
-for hub::status::ManagedClusterApiServerAccessProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterApiServerAccessProfile {
+impl Convert<spoke::spec::ManagedClusterApiServerAccessProfile> for hub::status::ManagedClusterApiServerAccessProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterApiServerAccessProfile {
         cx.keep(&self.enable_vnet_integration, &path.field("enableVnetIntegration"));
         cx.keep(&self.subnet_id, &path.field("subnetId"));
-        spoke::status::ManagedClusterApiServerAccessProfile {
+        spoke::spec::ManagedClusterApiServerAccessProfile {
             authorized_ip_ranges: cx.copy(&self.authorized_ip_ranges, &path.field("authorizedIPRanges")),
             enable_private_cluster: cx.copy(&self.enable_private_cluster, &path.field("enablePrivateCluster")),
             private_dns_zone: cx.copy(&self.private_dns_zone, &path.field("privateDNSZone")),
             enable_private_cluster_public_fqdn: cx
                 .copy(&self.enable_private_cluster_public_fqdn, &path.field("enablePrivateClusterPublicFQDN")),
             disable_run_command: cx.copy(&self.disable_run_command, &path.field("disableRunCommand")),
-        }
-    }
-}
-
-impl Convert<hub::status::ManagedClusterPropertiesAutoScalerProfile>
-for spoke::status::ManagedClusterPropertiesAutoScalerProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterPropertiesAutoScalerProfile {
-        hub::status::ManagedClusterPropertiesAutoScalerProfile {
-            balance_similar_node_groups: cx
-                .copy(&self.balance_similar_node_groups, &path.field("balance-similar-node-groups")),
-            daemonset_eviction_for_empty_nodes: cx
-                .copy(&self.daemonset_eviction_for_empty_nodes, &path.field("daemonset-eviction-for-empty-nodes")),
-            daemonset_eviction_for_occupied_nodes: cx
-                .copy(
-                    &self.daemonset_eviction_for_occupied_nodes,
-                    &path.field("daemonset-eviction-for-occupied-nodes"),
-                ),
-            ignore_daemonsets_utilization: cx
-                .copy(&self.ignore_daemonsets_utilization, &path.field("ignore-daemonsets-utilization")),
-            expander: cx.spelled(&self.expander, &path.field("expander")),
-            max_empty_bulk_delete: cx.copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
-            max_graceful_termination_sec: cx
-                .copy(&self.max_graceful_termination_sec, &path.field("max-graceful-termination-sec")),
-            max_node_provision_time: cx.copy(&self.max_node_provision_time, &path.field("max-node-provision-time")),
-            max_total_unready_percentage: cx
-                .copy(&self.max_total_unready_percentage, &path.field("max-total-unready-percentage")),
-            new_pod_scale_up_delay: cx.copy(&self.new_pod_scale_up_delay, &path.field("new-pod-scale-up-delay")),
-            ok_total_unready_count: cx.copy(&self.ok_total_unready_count, &path.field("ok-total-unready-count")),
-            scan_interval: cx.copy(&self.scan_interval, &path.field("scan-interval")),
-            scale_down_delay_after_add: cx
-                .copy(&self.scale_down_delay_after_add, &path.field("scale-down-delay-after-add")),
-            scale_down_delay_after_delete: cx
-                .copy(&self.scale_down_delay_after_delete, &path.field("scale-down-delay-after-delete")),
-            scale_down_delay_after_failure: cx
-                .copy(&self.scale_down_delay_after_failure, &path.field("scale-down-delay-after-failure")),
-            scale_down_unneeded_time: cx.copy(&self.scale_down_unneeded_time, &path.field("scale-down-unneeded-time")),
-            scale_down_unready_time: cx.copy(&self.scale_down_unready_time, &path.field("scale-down-unready-time")),
-            scale_down_utilization_threshold: cx
-                .copy(&self.scale_down_utilization_threshold, &path.field("scale-down-utilization-threshold")),
-            skip_nodes_with_local_storage: cx
-                .copy(&self.skip_nodes_with_local_storage, &path.field("skip-nodes-with-local-storage")),
-            skip_nodes_with_system_pods: cx
-                .copy(&self.skip_nodes_with_system_pods, &path.field("skip-nodes-with-system-pods")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManagedClusterPropertiesAutoScalerProfile>
-for hub::status::ManagedClusterPropertiesAutoScalerProfile {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> spoke::status::ManagedClusterPropertiesAutoScalerProfile {
-        spoke::status::ManagedClusterPropertiesAutoScalerProfile {
-            balance_similar_node_groups: cx
-                .copy(&self.balance_similar_node_groups, &path.field("balance-similar-node-groups")),
-            daemonset_eviction_for_empty_nodes: cx
-                .copy(&self.daemonset_eviction_for_empty_nodes, &path.field("daemonset-eviction-for-empty-nodes")),
-            daemonset_eviction_for_occupied_nodes: cx
-                .copy(
-                    &self.daemonset_eviction_for_occupied_nodes,
-                    &path.field("daemonset-eviction-for-occupied-nodes"),
-                ),
-            ignore_daemonsets_utilization: cx
-                .copy(&self.ignore_daemonsets_utilization, &path.field("ignore-daemonsets-utilization")),
-            expander: cx.spelled(&self.expander, &path.field("expander")),
-            max_empty_bulk_delete: cx.copy(&self.max_empty_bulk_delete, &path.field("max-empty-bulk-delete")),
-            max_graceful_termination_sec: cx
-                .copy(&self.max_graceful_termination_sec, &path.field("max-graceful-termination-sec")),
-            max_node_provision_time: cx.copy(&self.max_node_provision_time, &path.field("max-node-provision-time")),
-            max_total_unready_percentage: cx
-                .copy(&self.max_total_unready_percentage, &path.field("max-total-unready-percentage")),
-            new_pod_scale_up_delay: cx.copy(&self.new_pod_scale_up_delay, &path.field("new-pod-scale-up-delay")),
-            ok_total_unready_count: cx.copy(&self.ok_total_unready_count, &path.field("ok-total-unready-count")),
-            scan_interval: cx.copy(&self.scan_interval, &path.field("scan-interval")),
-            scale_down_delay_after_add: cx
-                .copy(&self.scale_down_delay_after_add, &path.field("scale-down-delay-after-add")),
-            scale_down_delay_after_delete: cx
-                .copy(&self.scale_down_delay_after_delete, &path.field("scale-down-delay-after-delete")),
-            scale_down_delay_after_failure: cx
-                .copy(&self.scale_down_delay_after_failure, &path.field("scale-down-delay-after-failure")),
-            scale_down_unneeded_time: cx.copy(&self.scale_down_unneeded_time, &path.field("scale-down-unneeded-time")),
-            scale_down_unready_time: cx.copy(&self.scale_down_unready_time, &path.field("scale-down-unready-time")),
-            scale_down_utilization_threshold: cx
-                .copy(&self.scale_down_utilization_threshold, &path.field("scale-down-utilization-threshold")),
-            skip_nodes_with_local_storage: cx
-                .copy(&self.skip_nodes_with_local_storage, &path.field("skip-nodes-with-local-storage")),
-            skip_nodes_with_system_pods: cx
-                .copy(&self.skip_nodes_with_system_pods, &path.field("skip-nodes-with-system-pods")),
-        }
-    }
-}
-
-impl Convert<hub::status::ClusterUpgradeSettings> for spoke::status::ClusterUpgradeSettings {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ClusterUpgradeSettings {
-        hub::status::ClusterUpgradeSettings {
-            override_settings: cx.object(&self.override_settings, &path.field("overrideSettings")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ClusterUpgradeSettings> for hub::status::ClusterUpgradeSettings {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ClusterUpgradeSettings {
-        spoke::status::ClusterUpgradeSettings {
-            override_settings: cx.object(&self.override_settings, &path.field("overrideSettings")),
-        }
-    }
-}
-
-impl Convert<hub::status::UpgradeOverrideSettings> for spoke::status::UpgradeOverrideSettings {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::UpgradeOverrideSettings {
-        hub::status::UpgradeOverrideSettings {
-            force_upgrade: cx.copy(&self.force_upgrade, &path.field("forceUpgrade")),
-            until: cx.copy(&self.until, &path.field("until")),
-        }
-    }
-}
-
-impl Convert<spoke::status::UpgradeOverrideSettings> for hub::status::UpgradeOverrideSettings {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::UpgradeOverrideSettings {
-        spoke::status::UpgradeOverrideSettings {
-            force_upgrade: cx.copy(&self.force_upgrade, &path.field("forceUpgrade")),
-            until: cx.copy(&self.until, &path.field("until")),
-        }
-    }
-}
-
-impl Convert<hub::status::ManagedClusterAutoUpgradeProfile> for spoke::status::ManagedClusterAutoUpgradeProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterAutoUpgradeProfile {
-        hub::status::ManagedClusterAutoUpgradeProfile {
-            upgrade_channel: cx.spelled(&self.upgrade_channel, &path.field("upgradeChannel")),
-            node_os_upgrade_channel: cx.spelled(&self.node_os_upgrade_channel, &path.field("nodeOSUpgradeChannel")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManagedClusterAutoUpgradeProfile> for hub::status::ManagedClusterAutoUpgradeProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterAutoUpgradeProfile {
-        spoke::status::ManagedClusterAutoUpgradeProfile {
-            upgrade_channel: cx.spelled(&self.upgrade_channel, &path.field("upgradeChannel")),
-            node_os_upgrade_channel: cx.spelled(&self.node_os_upgrade_channel, &path.field("nodeOSUpgradeChannel")),
         }
     }
 }
@@ -1551,21 +1161,21 @@ impl Convert<spoke::status::ResourceReference> for hub::status::ResourceReferenc
     }
 }
 
-impl Convert<hub::status::ManagedClusterManagedOutboundIpProfile>
-for spoke::status::ManagedClusterManagedOutboundIpProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterManagedOutboundIpProfile {
-        hub::status::ManagedClusterManagedOutboundIpProfile {
+impl Convert<hub::spec::ManagedClusterManagedOutboundIpProfile>
+for spoke::spec::ManagedClusterManagedOutboundIpProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterManagedOutboundIpProfile {
+        hub::spec::ManagedClusterManagedOutboundIpProfile {
             count: cx.copy(&self.count, &path.field("count")),
             count_i_pv6: cx.restore(&path.field("countIPv6")),
         }
     }
 }
 
-impl Convert<spoke::status::ManagedClusterManagedOutboundIpProfile>
-for hub::status::ManagedClusterManagedOutboundIpProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterManagedOutboundIpProfile {
+impl Convert<spoke::spec::ManagedClusterManagedOutboundIpProfile>
+for hub::spec::ManagedClusterManagedOutboundIpProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterManagedOutboundIpProfile {
         cx.keep(&self.count_i_pv6, &path.field("countIPv6"));
-        spoke::status::ManagedClusterManagedOutboundIpProfile {
+        spoke::spec::ManagedClusterManagedOutboundIpProfile {
             count: cx.copy(&self.count, &path.field("count")),
         }
     }
@@ -1661,37 +1271,37 @@ for hub::status::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     }
 }
 
-impl Convert<hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs>
-for spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+impl Convert<hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs>
+for spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     fn convert(
         &self,
         cx: &mut Conversion,
         path: &Path<'_>,
-    ) -> hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-        hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+    ) -> hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+        hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
             count: cx.copy(&self.count, &path.field("count")),
             count_i_pv6: cx.copy(&self.count_i_pv6, &path.field("countIPv6")),
         }
     }
 }
 
-impl Convert<spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs>
-for hub::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+impl Convert<spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs>
+for hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     fn convert(
         &self,
         cx: &mut Conversion,
         path: &Path<'_>,
-    ) -> spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-        spoke::status::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+    ) -> spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
+        spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
             count: cx.copy(&self.count, &path.field("count")),
             count_i_pv6: cx.copy(&self.count_i_pv6, &path.field("countIPv6")),
         }
     }
 }
 
-impl Convert<hub::status::AdvancedNetworking> for spoke::status::AdvancedNetworking {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AdvancedNetworking {
-        hub::status::AdvancedNetworking {
+impl Convert<hub::spec::AdvancedNetworking> for spoke::spec::AdvancedNetworking {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AdvancedNetworking {
+        hub::spec::AdvancedNetworking {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             observability: cx.object(&self.observability, &path.field("observability")),
             security: cx.object(&self.security, &path.field("security")),
@@ -1700,10 +1310,10 @@ impl Convert<hub::status::AdvancedNetworking> for spoke::status::AdvancedNetwork
     }
 }
 
-impl Convert<spoke::status::AdvancedNetworking> for hub::status::AdvancedNetworking {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AdvancedNetworking {
+impl Convert<spoke::spec::AdvancedNetworking> for hub::spec::AdvancedNetworking {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::AdvancedNetworking {
         cx.keep(&self.performance, &path.field("performance"));
-        spoke::status::AdvancedNetworking {
+        spoke::spec::AdvancedNetworking {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             observability: cx.object(&self.observability, &path.field("observability")),
             security: cx.object(&self.security, &path.field("security")),
@@ -1711,9 +1321,9 @@ impl Convert<spoke::status::AdvancedNetworking> for hub::status::AdvancedNetwork
     }
 }
 
-impl Convert<hub::status::AdvancedNetworkingSecurity> for spoke::status::AdvancedNetworkingSecurity {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AdvancedNetworkingSecurity {
-        hub::status::AdvancedNetworkingSecurity {
+impl Convert<hub::spec::AdvancedNetworkingSecurity> for spoke::spec::AdvancedNetworkingSecurity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AdvancedNetworkingSecurity {
+        hub::spec::AdvancedNetworkingSecurity {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             advanced_network_policies: cx.restore(&path.field("advancedNetworkPolicies")),
             transit_encryption: cx.restore(&path.field("transitEncryption")),
@@ -1721,46 +1331,28 @@ impl Convert<hub::status::AdvancedNetworkingSecurity> for spoke::status::Advance
     }
 }
 
-impl Convert<spoke::status::AdvancedNetworkingSecurity> for hub::status::AdvancedNetworkingSecurity {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AdvancedNetworkingSecurity {
+impl Convert<spoke::spec::AdvancedNetworkingSecurity> for hub::spec::AdvancedNetworkingSecurity {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::AdvancedNetworkingSecurity {
         cx.keep(&self.advanced_network_policies, &path.field("advancedNetworkPolicies"));
         cx.keep(&self.transit_encryption, &path.field("transitEncryption"));
-        spoke::status::AdvancedNetworkingSecurity {
+        spoke::spec::AdvancedNetworkingSecurity {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl Convert<hub::status::AdvancedNetworkingObservability> for spoke::status::AdvancedNetworkingObservability {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AdvancedNetworkingObservability {
-        hub::status::AdvancedNetworkingObservability {
+impl Convert<hub::spec::AdvancedNetworkingObservability> for spoke::spec::AdvancedNetworkingObservability {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AdvancedNetworkingObservability {
+        hub::spec::AdvancedNetworkingObservability {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
 
-impl Convert<spoke::status::AdvancedNetworkingObservability> for hub::status::AdvancedNetworkingObservability {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AdvancedNetworkingObservability {
-        spoke::status::AdvancedNetworkingObservability {
+impl Convert<spoke::spec::AdvancedNetworkingObservability> for hub::spec::AdvancedNetworkingObservability {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::AdvancedNetworkingObservability {
+        spoke::spec::AdvancedNetworkingObservability {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<hub::status::ManagedClusterNodeResourceGroupProfile>
-for spoke::status::ManagedClusterNodeResourceGroupProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterNodeResourceGroupProfile {
-        hub::status::ManagedClusterNodeResourceGroupProfile {
-            restriction_level: cx.spelled(&self.restriction_level, &path.field("restrictionLevel")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManagedClusterNodeResourceGroupProfile>
-for hub::status::ManagedClusterNodeResourceGroupProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterNodeResourceGroupProfile {
-        spoke::status::ManagedClusterNodeResourceGroupProfile {
-            restriction_level: cx.spelled(&self.restriction_level, &path.field("restrictionLevel")),
         }
     }
 }
@@ -1809,9 +1401,9 @@ impl Convert<spoke::status::ManagedClusterPodIdentityProfile> for hub::status::M
     }
 }
 
-impl Convert<hub::status::ManagedClusterPodIdentityException> for spoke::status::ManagedClusterPodIdentityException {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterPodIdentityException {
-        hub::status::ManagedClusterPodIdentityException {
+impl Convert<hub::spec::ManagedClusterPodIdentityException> for spoke::spec::ManagedClusterPodIdentityException {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterPodIdentityException {
+        hub::spec::ManagedClusterPodIdentityException {
             name: cx.copy(&self.name, &path.field("name")),
             namespace: cx.copy(&self.namespace, &path.field("namespace")),
             pod_labels: cx.copy(&self.pod_labels, &path.field("podLabels")),
@@ -1819,9 +1411,9 @@ impl Convert<hub::status::ManagedClusterPodIdentityException> for spoke::status:
     }
 }
 
-impl Convert<spoke::status::ManagedClusterPodIdentityException> for hub::status::ManagedClusterPodIdentityException {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterPodIdentityException {
-        spoke::status::ManagedClusterPodIdentityException {
+impl Convert<spoke::spec::ManagedClusterPodIdentityException> for hub::spec::ManagedClusterPodIdentityException {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterPodIdentityException {
+        spoke::spec::ManagedClusterPodIdentityException {
             name: cx.copy(&self.name, &path.field("name")),
             namespace: cx.copy(&self.namespace, &path.field("namespace")),
             pod_labels: cx.copy(&self.pod_labels, &path.field("podLabels")),
@@ -2011,9 +1603,9 @@ impl Convert<spoke::status::ManagedClusterWindowsProfile> for hub::status::Manag
     }
 }
 
-impl Convert<hub::status::WindowsGmsaProfile> for spoke::status::WindowsGmsaProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::WindowsGmsaProfile {
-        hub::status::WindowsGmsaProfile {
+impl Convert<hub::spec::WindowsGmsaProfile> for spoke::spec::WindowsGmsaProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::WindowsGmsaProfile {
+        hub::spec::WindowsGmsaProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
             root_domain_name: cx.copy(&self.root_domain_name, &path.field("rootDomainName")),
@@ -2021,62 +1613,12 @@ impl Convert<hub::status::WindowsGmsaProfile> for spoke::status::WindowsGmsaProf
     }
 }
 
-impl Convert<spoke::status::WindowsGmsaProfile> for hub::status::WindowsGmsaProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::WindowsGmsaProfile {
-        spoke::status::WindowsGmsaProfile {
+impl Convert<spoke::spec::WindowsGmsaProfile> for hub::spec::WindowsGmsaProfile {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::WindowsGmsaProfile {
+        spoke::spec::WindowsGmsaProfile {
             enabled: cx.copy(&self.enabled, &path.field("enabled")),
             dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
             root_domain_name: cx.copy(&self.root_domain_name, &path.field("rootDomainName")),
-        }
-    }
-}
-
-impl Convert<hub::status::ContainerServiceLinuxProfile> for spoke::status::ContainerServiceLinuxProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ContainerServiceLinuxProfile {
-        hub::status::ContainerServiceLinuxProfile {
-            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
-            ssh: cx.object(&self.ssh, &path.field("ssh")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ContainerServiceLinuxProfile> for hub::status::ContainerServiceLinuxProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ContainerServiceLinuxProfile {
-        spoke::status::ContainerServiceLinuxProfile {
-            admin_username: cx.copy(&self.admin_username, &path.field("adminUsername")),
-            ssh: cx.object(&self.ssh, &path.field("ssh")),
-        }
-    }
-}
-
-impl Convert<hub::status::ContainerServiceSshConfiguration> for spoke::status::ContainerServiceSshConfiguration {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ContainerServiceSshConfiguration {
-        hub::status::ContainerServiceSshConfiguration {
-            public_keys: cx.object(&self.public_keys, &path.field("publicKeys")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ContainerServiceSshConfiguration> for hub::status::ContainerServiceSshConfiguration {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ContainerServiceSshConfiguration {
-        spoke::status::ContainerServiceSshConfiguration {
-            public_keys: cx.object(&self.public_keys, &path.field("publicKeys")),
-        }
-    }
-}
-
-impl Convert<hub::status::ContainerServiceSshPublicKey> for spoke::status::ContainerServiceSshPublicKey {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ContainerServiceSshPublicKey {
-        hub::status::ContainerServiceSshPublicKey {
-            key_data: cx.copy(&self.key_data, &path.field("keyData")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ContainerServiceSshPublicKey> for hub::status::ContainerServiceSshPublicKey {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ContainerServiceSshPublicKey {
-        spoke::status::ContainerServiceSshPublicKey {
-            key_data: cx.copy(&self.key_data, &path.field("keyData")),
         }
     }
 }
@@ -2277,9 +1819,9 @@ for hub::status::ManagedServiceIdentityUserAssignedIdentitiesValue {
     }
 }
 
-impl Convert<hub::status::DelegatedResource> for spoke::status::DelegatedResource {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::DelegatedResource {
-        hub::status::DelegatedResource {
+impl Convert<hub::spec::DelegatedResource> for spoke::spec::DelegatedResource {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::DelegatedResource {
+        hub::spec::DelegatedResource {
             resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
             tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
             referral_resource: cx.copy(&self.referral_resource, &path.field("referralResource")),
@@ -2288,49 +1830,13 @@ impl Convert<hub::status::DelegatedResource> for spoke::status::DelegatedResourc
     }
 }
 
-impl Convert<spoke::status::DelegatedResource> for hub::status::DelegatedResource {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::DelegatedResource {
-        spoke::status::DelegatedResource {
+impl Convert<spoke::spec::DelegatedResource> for hub::spec::DelegatedResource {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::DelegatedResource {
+        spoke::spec::DelegatedResource {
             resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
             tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
             referral_resource: cx.copy(&self.referral_resource, &path.field("referralResource")),
             location: cx.copy(&self.location, &path.field("location")),
-        }
-    }
-}
-
-impl Convert<hub::status::ExtendedLocation> for spoke::status::ExtendedLocation {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ExtendedLocation {
-        hub::status::ExtendedLocation {
-            name: cx.copy(&self.name, &path.field("name")),
-            r#type: cx.spelled(&self.r#type, &path.field("type")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ExtendedLocation> for hub::status::ExtendedLocation {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ExtendedLocation {
-        spoke::status::ExtendedLocation {
-            name: cx.copy(&self.name, &path.field("name")),
-            r#type: cx.spelled(&self.r#type, &path.field("type")),
-        }
-    }
-}
-
-impl Convert<hub::status::ManagedClusterSku> for spoke::status::ManagedClusterSku {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManagedClusterSku {
-        hub::status::ManagedClusterSku {
-            name: cx.spelled(&self.name, &path.field("name")),
-            tier: cx.spelled(&self.tier, &path.field("tier")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManagedClusterSku> for hub::status::ManagedClusterSku {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManagedClusterSku {
-        spoke::status::ManagedClusterSku {
-            name: cx.spelled(&self.name, &path.field("name")),
-            tier: cx.spelled(&self.tier, &path.field("tier")),
         }
     }
 }
@@ -2445,66 +1951,6 @@ impl Convert<spoke::spec::IstioPluginCertificateAuthority> for hub::spec::IstioP
     }
 }
 
-impl Convert<hub::spec::IstioComponents> for spoke::spec::IstioComponents {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::IstioComponents {
-        hub::spec::IstioComponents {
-            ingress_gateways: cx.object(&self.ingress_gateways, &path.field("ingressGateways")),
-            egress_gateways: cx.object(&self.egress_gateways, &path.field("egressGateways")),
-            proxy_redirection_mechanism: cx.restore(&path.field("proxyRedirectionMechanism")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::IstioComponents> for hub::spec::IstioComponents {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::IstioComponents {
-        cx.keep(&self.proxy_redirection_mechanism, &path.field("proxyRedirectionMechanism"));
-        spoke::spec::IstioComponents {
-            ingress_gateways: cx.object(&self.ingress_gateways, &path.field("ingressGateways")),
-            egress_gateways: cx.object(&self.egress_gateways, &path.field("egressGateways")),
-        }
-    }
-}
-
-impl Convert<hub::spec::IstioEgressGateway> for spoke::spec::IstioEgressGateway {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::IstioEgressGateway {
-        hub::spec::IstioEgressGateway {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            name: cx.restore(&path.field("name")),
-            namespace: cx.restore(&path.field("namespace")),
-            gateway_configuration_name: cx.restore(&path.field("gatewayConfigurationName")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::IstioEgressGateway> for hub::spec::IstioEgressGateway {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::IstioEgressGateway {
-        cx.keep(&self.name, &path.field("name"));
-        cx.keep(&self.namespace, &path.field("namespace"));
-        cx.keep(&self.gateway_configuration_name, &path.field("gatewayConfigurationName"));
-        spoke::spec::IstioEgressGateway {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<hub::spec::IstioIngressGateway> for spoke::spec::IstioIngressGateway {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::IstioIngressGateway {
-        hub::spec::IstioIngressGateway {
-            mode: cx.spelled(&self.mode, &path.field("mode")),
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::IstioIngressGateway> for hub::spec::IstioIngressGateway {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::IstioIngressGateway {
-        spoke::spec::IstioIngressGateway {
-            mode: cx.spelled(&self.mode, &path.field("mode")),
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
 impl Convert<hub::spec::ManagedClusterAzureMonitorProfile> for spoke::spec::ManagedClusterAzureMonitorProfile {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterAzureMonitorProfile {
         hub::spec::ManagedClusterAzureMonitorProfile {
@@ -2521,58 +1967,6 @@ impl Convert<spoke::spec::ManagedClusterAzureMonitorProfile> for hub::spec::Mana
         cx.keep(&self.app_monitoring, &path.field("appMonitoring"));
         spoke::spec::ManagedClusterAzureMonitorProfile {
             metrics: cx.object(&self.metrics, &path.field("metrics")),
-        }
-    }
-}
-
-impl Convert<hub::spec::ManagedClusterAzureMonitorProfileMetrics>
-for spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterAzureMonitorProfileMetrics {
-        hub::spec::ManagedClusterAzureMonitorProfileMetrics {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            kube_state_metrics: cx.object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
-            control_plane: cx.restore(&path.field("controlPlane")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::ManagedClusterAzureMonitorProfileMetrics>
-for hub::spec::ManagedClusterAzureMonitorProfileMetrics {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
-        cx.keep(&self.control_plane, &path.field("controlPlane"));
-        spoke::spec::ManagedClusterAzureMonitorProfileMetrics {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            kube_state_metrics: cx.object(&self.kube_state_metrics, &path.field("kubeStateMetrics")),
-        }
-    }
-}
-
-impl Convert<hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics>
-for spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
-        hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
-            metric_labels_allowlist: cx.copy(&self.metric_labels_allowlist, &path.field("metricLabelsAllowlist")),
-            metric_annotations_allow_list: cx
-                .copy(&self.metric_annotations_allow_list, &path.field("metricAnnotationsAllowList")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics>
-for hub::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
-        spoke::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics {
-            metric_labels_allowlist: cx.copy(&self.metric_labels_allowlist, &path.field("metricLabelsAllowlist")),
-            metric_annotations_allow_list: cx
-                .copy(&self.metric_annotations_allow_list, &path.field("metricAnnotationsAllowList")),
         }
     }
 }
@@ -2819,52 +2213,6 @@ impl Convert<spoke::spec::ManagedClusterSecurityProfile> for hub::spec::ManagedC
     }
 }
 
-impl Convert<hub::spec::ManagedClusterSecurityProfileImageCleaner>
-for spoke::spec::ManagedClusterSecurityProfileImageCleaner {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterSecurityProfileImageCleaner {
-        hub::spec::ManagedClusterSecurityProfileImageCleaner {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            interval_hours: cx.copy(&self.interval_hours, &path.field("intervalHours")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::ManagedClusterSecurityProfileImageCleaner>
-for hub::spec::ManagedClusterSecurityProfileImageCleaner {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterSecurityProfileImageCleaner {
-        spoke::spec::ManagedClusterSecurityProfileImageCleaner {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            interval_hours: cx.copy(&self.interval_hours, &path.field("intervalHours")),
-        }
-    }
-}
-
-impl Convert<hub::spec::ManagedClusterSecurityProfileWorkloadIdentity>
-for spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> hub::spec::ManagedClusterSecurityProfileWorkloadIdentity {
-        hub::spec::ManagedClusterSecurityProfileWorkloadIdentity {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity>
-for hub::spec::ManagedClusterSecurityProfileWorkloadIdentity {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity {
-        spoke::spec::ManagedClusterSecurityProfileWorkloadIdentity {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
 impl Convert<hub::spec::AzureKeyVaultKms> for spoke::spec::AzureKeyVaultKms {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AzureKeyVaultKms {
         hub::spec::AzureKeyVaultKms {
@@ -2905,32 +2253,6 @@ impl Convert<spoke::spec::ManagedClusterSecurityProfileDefender> for hub::spec::
             log_analytics_workspace_resource_id: cx
                 .copy(&self.log_analytics_workspace_resource_id, &path.field("logAnalyticsWorkspaceResourceId")),
             security_monitoring: cx.object(&self.security_monitoring, &path.field("securityMonitoring")),
-        }
-    }
-}
-
-impl Convert<hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring>
-for spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-        hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring>
-for hub::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-        spoke::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
         }
     }
 }
@@ -3301,26 +2623,6 @@ impl Convert<spoke::spec::ManagedClusterNatGatewayProfile> for hub::spec::Manage
     }
 }
 
-impl Convert<hub::spec::ManagedClusterManagedOutboundIpProfile>
-for spoke::spec::ManagedClusterManagedOutboundIpProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterManagedOutboundIpProfile {
-        hub::spec::ManagedClusterManagedOutboundIpProfile {
-            count: cx.copy(&self.count, &path.field("count")),
-            count_i_pv6: cx.restore(&path.field("countIPv6")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::ManagedClusterManagedOutboundIpProfile>
-for hub::spec::ManagedClusterManagedOutboundIpProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterManagedOutboundIpProfile {
-        cx.keep(&self.count_i_pv6, &path.field("countIPv6"));
-        spoke::spec::ManagedClusterManagedOutboundIpProfile {
-            count: cx.copy(&self.count, &path.field("count")),
-        }
-    }
-}
-
 impl Convert<hub::spec::ManagedClusterLoadBalancerProfile> for spoke::spec::ManagedClusterLoadBalancerProfile {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterLoadBalancerProfile {
         cx.keep(&self.effective_outbound_i_ps, &path.field("effectiveOutboundIPs"));
@@ -3423,92 +2725,6 @@ for hub::spec::ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     }
 }
 
-impl Convert<hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs>
-for spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-        hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-            count: cx.copy(&self.count, &path.field("count")),
-            count_i_pv6: cx.copy(&self.count_i_pv6, &path.field("countIPv6")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs>
-for hub::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-    fn convert(
-        &self,
-        cx: &mut Conversion,
-        path: &Path<'_>,
-    ) -> spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-        spoke::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-            count: cx.copy(&self.count, &path.field("count")),
-            count_i_pv6: cx.copy(&self.count_i_pv6, &path.field("countIPv6")),
-        }
-    }
-}
-
-impl Convert<hub::spec::AdvancedNetworking> for spoke::spec::AdvancedNetworking {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AdvancedNetworking {
-        hub::spec::AdvancedNetworking {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            observability: cx.object(&self.observability, &path.field("observability")),
-            security: cx.object(&self.security, &path.field("security")),
-            performance: cx.restore(&path.field("performance")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::AdvancedNetworking> for hub::spec::AdvancedNetworking {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::AdvancedNetworking {
-        cx.keep(&self.performance, &path.field("performance"));
-        spoke::spec::AdvancedNetworking {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            observability: cx.object(&self.observability, &path.field("observability")),
-            security: cx.object(&self.security, &path.field("security")),
-        }
-    }
-}
-
-impl Convert<hub::spec::AdvancedNetworkingSecurity> for spoke::spec::AdvancedNetworkingSecurity {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AdvancedNetworkingSecurity {
-        hub::spec::AdvancedNetworkingSecurity {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            advanced_network_policies: cx.restore(&path.field("advancedNetworkPolicies")),
-            transit_encryption: cx.restore(&path.field("transitEncryption")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::AdvancedNetworkingSecurity> for hub::spec::AdvancedNetworkingSecurity {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::AdvancedNetworkingSecurity {
-        cx.keep(&self.advanced_network_policies, &path.field("advancedNetworkPolicies"));
-        cx.keep(&self.transit_encryption, &path.field("transitEncryption"));
-        spoke::spec::AdvancedNetworkingSecurity {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<hub::spec::AdvancedNetworkingObservability> for spoke::spec::AdvancedNetworkingObservability {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AdvancedNetworkingObservability {
-        hub::spec::AdvancedNetworkingObservability {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::AdvancedNetworkingObservability> for hub::spec::AdvancedNetworkingObservability {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::AdvancedNetworkingObservability {
-        spoke::spec::AdvancedNetworkingObservability {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-        }
-    }
-}
-
 impl Convert<hub::spec::ManagedClusterNodeResourceGroupProfile>
 for spoke::spec::ManagedClusterNodeResourceGroupProfile {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterNodeResourceGroupProfile {
@@ -3565,26 +2781,6 @@ impl Convert<spoke::spec::ManagedClusterPodIdentityProfile> for hub::spec::Manag
             user_assigned_identities: cx.object(&self.user_assigned_identities, &path.field("userAssignedIdentities")),
             user_assigned_identity_exceptions: cx
                 .object(&self.user_assigned_identity_exceptions, &path.field("userAssignedIdentityExceptions")),
-        }
-    }
-}
-
-impl Convert<hub::spec::ManagedClusterPodIdentityException> for spoke::spec::ManagedClusterPodIdentityException {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::ManagedClusterPodIdentityException {
-        hub::spec::ManagedClusterPodIdentityException {
-            name: cx.copy(&self.name, &path.field("name")),
-            namespace: cx.copy(&self.namespace, &path.field("namespace")),
-            pod_labels: cx.copy(&self.pod_labels, &path.field("podLabels")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::ManagedClusterPodIdentityException> for hub::spec::ManagedClusterPodIdentityException {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::ManagedClusterPodIdentityException {
-        spoke::spec::ManagedClusterPodIdentityException {
-            name: cx.copy(&self.name, &path.field("name")),
-            namespace: cx.copy(&self.namespace, &path.field("namespace")),
-            pod_labels: cx.copy(&self.pod_labels, &path.field("podLabels")),
         }
     }
 }
@@ -3667,26 +2863,6 @@ impl Convert<spoke::spec::ManagedClusterWindowsProfile> for hub::spec::ManagedCl
             license_type: cx.spelled(&self.license_type, &path.field("licenseType")),
             enable_csi_proxy: cx.copy(&self.enable_csi_proxy, &path.field("enableCSIProxy")),
             gmsa_profile: cx.object(&self.gmsa_profile, &path.field("gmsaProfile")),
-        }
-    }
-}
-
-impl Convert<hub::spec::WindowsGmsaProfile> for spoke::spec::WindowsGmsaProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::WindowsGmsaProfile {
-        hub::spec::WindowsGmsaProfile {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
-            root_domain_name: cx.copy(&self.root_domain_name, &path.field("rootDomainName")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::WindowsGmsaProfile> for hub::spec::WindowsGmsaProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::WindowsGmsaProfile {
-        spoke::spec::WindowsGmsaProfile {
-            enabled: cx.copy(&self.enabled, &path.field("enabled")),
-            dns_server: cx.copy(&self.dns_server, &path.field("dnsServer")),
-            root_domain_name: cx.copy(&self.root_domain_name, &path.field("rootDomainName")),
         }
     }
 }
@@ -3891,28 +3067,6 @@ impl Convert<spoke::spec::ManagedClusterIdentity> for hub::spec::ManagedClusterI
             r#type: cx.spelled(&self.r#type, &path.field("type")),
             delegated_resources: cx.object(&self.delegated_resources, &path.field("delegatedResources")),
             user_assigned_identities: cx.copy(&self.user_assigned_identities, &path.field("userAssignedIdentities")),
-        }
-    }
-}
-
-impl Convert<hub::spec::DelegatedResource> for spoke::spec::DelegatedResource {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::DelegatedResource {
-        hub::spec::DelegatedResource {
-            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
-            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
-            referral_resource: cx.copy(&self.referral_resource, &path.field("referralResource")),
-            location: cx.copy(&self.location, &path.field("location")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::DelegatedResource> for hub::spec::DelegatedResource {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::DelegatedResource {
-        spoke::spec::DelegatedResource {
-            resource_id: cx.copy(&self.resource_id, &path.field("resourceId")),
-            tenant_id: cx.copy(&self.tenant_id, &path.field("tenantId")),
-            referral_resource: cx.copy(&self.referral_resource, &path.field("referralResource")),
-            location: cx.copy(&self.location, &path.field("location")),
         }
     }
 }

@@ -3,63 +3,52 @@
 // ARM API version: 2024-09-01 (Kubernetes version v1beta1)
 
 //! The status types of the custom resources, used by `managed_cluster`.
+//!
+//! The spec types whose every property is both writable and returned are status types too.
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
 use std::collections::BTreeMap;
 
-/// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AdvancedNetworking {
-    /// Indicates the enablement of Advanced Networking functionalities of observability and security on AKS clusters. When this is set to true, all observability and security features will be set to enabled unless explicitly disabled. If not specified, the default is false.
-    pub enabled: Option<bool>,
-    pub observability: Option<AdvancedNetworkingObservability>,
-    pub security: Option<AdvancedNetworkingSecurity>,
-}
-
-armgen_runtime::json_object! {
-    AdvancedNetworking { "enabled" => enabled, "observability" => observability, "security" => security }
-}
-
-impl From<&arm::AdvancedNetworking> for AdvancedNetworking {
-    fn from(arm: &arm::AdvancedNetworking) -> Self {
-        Self {
-            enabled: arm.enabled,
-            observability: arm.observability.as_ref().map(AdvancedNetworkingObservability::from),
-            security: arm.security.as_ref().map(AdvancedNetworkingSecurity::from),
-        }
-    }
-}
-
-/// Observability profile to enable advanced network metrics and flow logs with historical contexts.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AdvancedNetworkingObservability {
-    /// Indicates the enablement of Advanced Networking observability functionalities on clusters.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { AdvancedNetworkingObservability { "enabled" => enabled } }
-
-impl From<&arm::AdvancedNetworkingObservability> for AdvancedNetworkingObservability {
-    fn from(arm: &arm::AdvancedNetworkingObservability) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
-
-/// Security profile to enable security features on cilium based cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AdvancedNetworkingSecurity {
-    /// This feature allows user to configure network policy based on DNS (FQDN) names. It can be enabled only on cilium based clusters. If not specified, the default is false.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { AdvancedNetworkingSecurity { "enabled" => enabled } }
-
-impl From<&arm::AdvancedNetworkingSecurity> for AdvancedNetworkingSecurity {
-    fn from(arm: &arm::AdvancedNetworkingSecurity) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
+pub use super::super::spec::AdvancedNetworking;
+pub use super::super::spec::AdvancedNetworkingObservability;
+pub use super::super::spec::AdvancedNetworkingSecurity;
+pub use super::super::spec::ClusterUpgradeSettings;
+pub use super::super::spec::ContainerServiceLinuxProfile;
+pub use super::super::spec::ContainerServiceSshConfiguration;
+pub use super::super::spec::ContainerServiceSshPublicKey;
+pub use super::super::spec::DelegatedResource;
+pub use super::super::spec::ExtendedLocation;
+pub use super::super::spec::IstioComponents;
+pub use super::super::spec::IstioEgressGateway;
+pub use super::super::spec::IstioIngressGateway;
+pub use super::super::spec::ManagedClusterApiServerAccessProfile;
+pub use super::super::spec::ManagedClusterAutoUpgradeProfile;
+pub use super::super::spec::ManagedClusterAzureMonitorProfile;
+pub use super::super::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics;
+pub use super::super::spec::ManagedClusterAzureMonitorProfileMetrics;
+pub use super::super::spec::ManagedClusterCostAnalysis;
+pub use super::super::spec::ManagedClusterHttpProxyConfig;
+pub use super::super::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs;
+pub use super::super::spec::ManagedClusterManagedOutboundIpProfile;
+pub use super::super::spec::ManagedClusterMetricsProfile;
+pub use super::super::spec::ManagedClusterNodeResourceGroupProfile;
+pub use super::super::spec::ManagedClusterPodIdentityException;
+pub use super::super::spec::ManagedClusterPropertiesAutoScalerProfile;
+pub use super::super::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring;
+pub use super::super::spec::ManagedClusterSecurityProfileImageCleaner;
+pub use super::super::spec::ManagedClusterSecurityProfileWorkloadIdentity;
+pub use super::super::spec::ManagedClusterSku;
+pub use super::super::spec::ManagedClusterStorageProfile;
+pub use super::super::spec::ManagedClusterStorageProfileBlobCsiDriver;
+pub use super::super::spec::ManagedClusterStorageProfileDiskCsiDriver;
+pub use super::super::spec::ManagedClusterStorageProfileFileCsiDriver;
+pub use super::super::spec::ManagedClusterStorageProfileSnapshotController;
+pub use super::super::spec::ManagedClusterWorkloadAutoScalerProfile;
+pub use super::super::spec::ManagedClusterWorkloadAutoScalerProfileKeda;
+pub use super::super::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler;
+pub use super::super::spec::UpgradeOverrideSettings;
+pub use super::super::spec::WindowsGmsaProfile;
 
 /// The list of available versions for an agent pool.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -176,46 +165,6 @@ impl From<&arm::AzureKeyVaultKms> for AzureKeyVaultKms {
     }
 }
 
-/// Settings for upgrading a cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ClusterUpgradeSettings {
-    /// Settings for overrides.
-    pub override_settings: Option<UpgradeOverrideSettings>,
-}
-
-armgen_runtime::json_object! { ClusterUpgradeSettings { "overrideSettings" => override_settings } }
-
-impl From<&arm::ClusterUpgradeSettings> for ClusterUpgradeSettings {
-    fn from(arm: &arm::ClusterUpgradeSettings) -> Self {
-        Self {
-            override_settings: arm.override_settings.as_ref().map(UpgradeOverrideSettings::from),
-        }
-    }
-}
-
-/// Profile for Linux VMs in the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ContainerServiceLinuxProfile {
-    /// The administrator username to use for Linux VMs.
-    pub admin_username: Option<String>,
-    /// The SSH configuration for Linux-based VMs running on Azure.
-    pub ssh: Option<ContainerServiceSshConfiguration>,
-}
-
-armgen_runtime::json_object! { ContainerServiceLinuxProfile { "adminUsername" => admin_username, "ssh" => ssh } }
-
-impl From<&arm::ContainerServiceLinuxProfile> for ContainerServiceLinuxProfile {
-    fn from(arm: &arm::ContainerServiceLinuxProfile) -> Self {
-        Self {
-            admin_username: Some(arm.admin_username.clone()),
-            ssh: {
-                let v = &arm.ssh;
-                Some(ContainerServiceSshConfiguration::from(v))
-            },
-        }
-    }
-}
-
 /// Profile of network configuration.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContainerServiceNetworkProfile {
@@ -281,7 +230,7 @@ impl From<&arm::ContainerServiceNetworkProfile> for ContainerServiceNetworkProfi
             network_policy: arm.network_policy.clone(),
             network_mode: arm.network_mode.clone(),
             network_dataplane: arm.network_dataplane.clone(),
-            advanced_networking: arm.advanced_networking.as_ref().map(AdvancedNetworking::from),
+            advanced_networking: arm.advanced_networking.as_ref().map(AdvancedNetworking::from_arm),
             pod_cidr: arm.pod_cidr.clone(),
             service_cidr: arm.service_cidr.clone(),
             dns_service_ip: arm.dns_service_ip.clone(),
@@ -292,96 +241,6 @@ impl From<&arm::ContainerServiceNetworkProfile> for ContainerServiceNetworkProfi
             pod_cidrs: arm.pod_cidrs.clone(),
             service_cidrs: arm.service_cidrs.clone(),
             ip_families: arm.ip_families.clone(),
-        }
-    }
-}
-
-/// SSH configuration for Linux-based VMs running on Azure.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ContainerServiceSshConfiguration {
-    /// The list of SSH public keys used to authenticate with Linux-based VMs. A maximum of 1 key may be specified.
-    pub public_keys: Option<Vec<ContainerServiceSshPublicKey>>,
-}
-
-armgen_runtime::json_object! { ContainerServiceSshConfiguration { "publicKeys" => public_keys } }
-
-impl From<&arm::ContainerServiceSshConfiguration> for ContainerServiceSshConfiguration {
-    fn from(arm: &arm::ContainerServiceSshConfiguration) -> Self {
-        Self {
-            public_keys: {
-                let v = &arm.public_keys;
-                Some(v.iter().map(ContainerServiceSshPublicKey::from).collect())
-            },
-        }
-    }
-}
-
-/// Contains information about SSH certificate public key data.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ContainerServiceSshPublicKey {
-    /// Certificate public key used to authenticate with VMs through SSH. The certificate must be in PEM format with or without headers.
-    pub key_data: Option<String>,
-}
-
-armgen_runtime::json_object! { ContainerServiceSshPublicKey { "keyData" => key_data } }
-
-impl From<&arm::ContainerServiceSshPublicKey> for ContainerServiceSshPublicKey {
-    fn from(arm: &arm::ContainerServiceSshPublicKey) -> Self {
-        Self {
-            key_data: Some(arm.key_data.clone()),
-        }
-    }
-}
-
-/// Delegated resource properties - internal use only.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DelegatedResource {
-    /// The ARM resource id of the delegated resource - internal use only.
-    pub resource_id: Option<String>,
-    /// The tenant id of the delegated resource - internal use only.
-    pub tenant_id: Option<String>,
-    /// The delegation id of the referral delegation (optional) - internal use only.
-    pub referral_resource: Option<String>,
-    /// The source resource location - internal use only.
-    pub location: Option<String>,
-}
-
-armgen_runtime::json_object! {
-    DelegatedResource {
-        "resourceId" => resource_id,
-        "tenantId" => tenant_id,
-        "referralResource" => referral_resource,
-        "location" => location,
-    }
-}
-
-impl From<&arm::DelegatedResource> for DelegatedResource {
-    fn from(arm: &arm::DelegatedResource) -> Self {
-        Self {
-            resource_id: arm.resource_id.clone(),
-            tenant_id: arm.tenant_id.clone(),
-            referral_resource: arm.referral_resource.clone(),
-            location: arm.location.clone(),
-        }
-    }
-}
-
-/// The complex type of the extended location.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ExtendedLocation {
-    /// The name of the extended location.
-    pub name: Option<String>,
-    /// The type of the extended location.
-    pub r#type: Option<arm::ExtendedLocationType>,
-}
-
-armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } }
-
-impl From<&arm::ExtendedLocation> for ExtendedLocation {
-    fn from(arm: &arm::ExtendedLocation) -> Self {
-        Self {
-            name: arm.name.clone(),
-            r#type: arm.r#type.clone(),
         }
     }
 }
@@ -398,63 +257,6 @@ impl From<&arm::IstioCertificateAuthority> for IstioCertificateAuthority {
     fn from(arm: &arm::IstioCertificateAuthority) -> Self {
         Self {
             plugin: arm.plugin.as_ref().map(IstioPluginCertificateAuthority::from),
-        }
-    }
-}
-
-/// Istio components configuration.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct IstioComponents {
-    /// Istio ingress gateways.
-    pub ingress_gateways: Option<Vec<IstioIngressGateway>>,
-    /// Istio egress gateways.
-    pub egress_gateways: Option<Vec<IstioEgressGateway>>,
-}
-
-armgen_runtime::json_object! {
-    IstioComponents { "ingressGateways" => ingress_gateways, "egressGateways" => egress_gateways }
-}
-
-impl From<&arm::IstioComponents> for IstioComponents {
-    fn from(arm: &arm::IstioComponents) -> Self {
-        Self {
-            ingress_gateways: arm.ingress_gateways.as_ref().map(|x| x.iter().map(IstioIngressGateway::from).collect()),
-            egress_gateways: arm.egress_gateways.as_ref().map(|x| x.iter().map(IstioEgressGateway::from).collect()),
-        }
-    }
-}
-
-/// Istio egress gateway configuration.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct IstioEgressGateway {
-    /// Whether to enable the egress gateway.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { IstioEgressGateway { "enabled" => enabled } }
-
-impl From<&arm::IstioEgressGateway> for IstioEgressGateway {
-    fn from(arm: &arm::IstioEgressGateway) -> Self {
-        Self { enabled: Some(arm.enabled) }
-    }
-}
-
-/// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct IstioIngressGateway {
-    /// Mode of an ingress gateway.
-    pub mode: Option<arm::IstioIngressGatewayMode>,
-    /// Whether to enable the ingress gateway.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { IstioIngressGateway { "mode" => mode, "enabled" => enabled } }
-
-impl From<&arm::IstioIngressGateway> for IstioIngressGateway {
-    fn from(arm: &arm::IstioIngressGateway) -> Self {
-        Self {
-            mode: Some(arm.mode.clone()),
-            enabled: Some(arm.enabled),
         }
     }
 }
@@ -516,7 +318,7 @@ armgen_runtime::json_object! {
 impl From<&arm::IstioServiceMesh> for IstioServiceMesh {
     fn from(arm: &arm::IstioServiceMesh) -> Self {
         Self {
-            components: arm.components.as_ref().map(IstioComponents::from),
+            components: arm.components.as_ref().map(IstioComponents::from_arm),
             certificate_authority: arm.certificate_authority.as_ref().map(IstioCertificateAuthority::from),
             revisions: arm.revisions.clone(),
         }
@@ -752,9 +554,9 @@ impl From<&arm::ManagedClusterAgentPoolProfile> for ManagedClusterAgentPoolProfi
             orchestrator_version: arm.orchestrator_version.clone(),
             current_orchestrator_version: arm.current_orchestrator_version.clone(),
             node_image_version: arm.node_image_version.clone(),
-            upgrade_settings: arm.upgrade_settings.as_ref().map(AgentPoolUpgradeSettings::from),
+            upgrade_settings: arm.upgrade_settings.as_ref().map(AgentPoolUpgradeSettings::from_arm),
             provisioning_state: arm.provisioning_state.clone(),
-            power_state: arm.power_state.as_ref().map(PowerState::from),
+            power_state: arm.power_state.as_ref().map(PowerState::from_arm),
             availability_zones: arm.availability_zones.clone(),
             enable_node_public_ip: arm.enable_node_public_ip,
             node_public_ip_prefix_id: arm.node_public_ip_prefix_id.clone(),
@@ -765,8 +567,8 @@ impl From<&arm::ManagedClusterAgentPoolProfile> for ManagedClusterAgentPoolProfi
             node_labels: arm.node_labels.clone(),
             node_taints: arm.node_taints.clone(),
             proximity_placement_group_id: arm.proximity_placement_group_id.clone(),
-            kubelet_config: arm.kubelet_config.as_ref().map(KubeletConfig::from),
-            linux_os_config: arm.linux_os_config.as_ref().map(LinuxOsConfig::from),
+            kubelet_config: arm.kubelet_config.as_ref().map(KubeletConfig::from_arm),
+            linux_os_config: arm.linux_os_config.as_ref().map(LinuxOsConfig::from_arm),
             enable_encryption_at_host: arm.enable_encryption_at_host,
             enable_ultra_ssd: arm.enable_ultra_ssd,
             enable_fips: arm.enable_fips,
@@ -774,186 +576,10 @@ impl From<&arm::ManagedClusterAgentPoolProfile> for ManagedClusterAgentPoolProfi
             creation_data: arm.creation_data.as_ref().map(CreationData::from),
             capacity_reservation_group_id: arm.capacity_reservation_group_id.clone(),
             host_group_id: arm.host_group_id.clone(),
-            network_profile: arm.network_profile.as_ref().map(AgentPoolNetworkProfile::from),
-            windows_profile: arm.windows_profile.as_ref().map(AgentPoolWindowsProfile::from),
-            security_profile: arm.security_profile.as_ref().map(AgentPoolSecurityProfile::from),
+            network_profile: arm.network_profile.as_ref().map(AgentPoolNetworkProfile::from_arm),
+            windows_profile: arm.windows_profile.as_ref().map(AgentPoolWindowsProfile::from_arm),
+            security_profile: arm.security_profile.as_ref().map(AgentPoolSecurityProfile::from_arm),
             name: Some(arm.name.clone()),
-        }
-    }
-}
-
-/// Access profile for managed cluster API server.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterApiServerAccessProfile {
-    /// IP ranges are specified in CIDR format, e.g. 137.117.106.88/29. This feature is not compatible with clusters that use Public IP Per Node, or clusters that are using a Basic Load Balancer. For more information see [API server authorized IP ranges](<https://docs.microsoft.com/azure/aks/api-server-authorized-ip-ranges>).
-    pub authorized_ip_ranges: Option<Vec<String>>,
-    /// For more details, see [Creating a private AKS cluster](<https://docs.microsoft.com/azure/aks/private-clusters>).
-    pub enable_private_cluster: Option<bool>,
-    /// The default is System. For more details see [configure private DNS zone](<https://docs.microsoft.com/azure/aks/private-clusters#configure-private-dns-zone>). Allowed values are 'system' and 'none'.
-    pub private_dns_zone: Option<String>,
-    /// Whether to create additional public FQDN for private cluster or not.
-    pub enable_private_cluster_public_fqdn: Option<bool>,
-    /// Whether to disable run command for the cluster or not.
-    pub disable_run_command: Option<bool>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterApiServerAccessProfile {
-        "authorizedIPRanges" => authorized_ip_ranges,
-        "enablePrivateCluster" => enable_private_cluster,
-        "privateDNSZone" => private_dns_zone,
-        "enablePrivateClusterPublicFQDN" => enable_private_cluster_public_fqdn,
-        "disableRunCommand" => disable_run_command,
-    }
-}
-
-impl From<&arm::ManagedClusterApiServerAccessProfile> for ManagedClusterApiServerAccessProfile {
-    fn from(arm: &arm::ManagedClusterApiServerAccessProfile) -> Self {
-        Self {
-            authorized_ip_ranges: arm.authorized_ip_ranges.clone(),
-            enable_private_cluster: arm.enable_private_cluster,
-            private_dns_zone: arm.private_dns_zone.clone(),
-            enable_private_cluster_public_fqdn: arm.enable_private_cluster_public_fqdn,
-            disable_run_command: arm.disable_run_command,
-        }
-    }
-}
-
-/// Auto upgrade profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterAutoUpgradeProfile {
-    /// For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
-    pub upgrade_channel: Option<arm::UpgradeChannel>,
-    /// Manner in which the OS on your nodes is updated. The default is NodeImage.
-    pub node_os_upgrade_channel: Option<arm::NodeOsUpgradeChannel>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterAutoUpgradeProfile {
-        "upgradeChannel" => upgrade_channel,
-        "nodeOSUpgradeChannel" => node_os_upgrade_channel,
-    }
-}
-
-impl From<&arm::ManagedClusterAutoUpgradeProfile> for ManagedClusterAutoUpgradeProfile {
-    fn from(arm: &arm::ManagedClusterAutoUpgradeProfile) -> Self {
-        Self {
-            upgrade_channel: arm.upgrade_channel.clone(),
-            node_os_upgrade_channel: arm.node_os_upgrade_channel.clone(),
-        }
-    }
-}
-
-/// Azure Monitor addon profiles for monitoring the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterAzureMonitorProfile {
-    pub metrics: Option<ManagedClusterAzureMonitorProfileMetrics>,
-}
-
-armgen_runtime::json_object! { ManagedClusterAzureMonitorProfile { "metrics" => metrics } }
-
-impl From<&arm::ManagedClusterAzureMonitorProfile> for ManagedClusterAzureMonitorProfile {
-    fn from(arm: &arm::ManagedClusterAzureMonitorProfile) -> Self {
-        Self {
-            metrics: arm.metrics.as_ref().map(ManagedClusterAzureMonitorProfileMetrics::from),
-        }
-    }
-}
-
-/// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
-    /// Comma-separated list of additional Kubernetes label keys that will be used in the resource's labels metric (Example: 'namespaces=\[k8s-label-1,k8s-label-n,...\],pods=\[app\],...'). By default the metric contains only resource name and namespace labels.
-    pub metric_labels_allowlist: Option<String>,
-    /// Comma-separated list of Kubernetes annotation keys that will be used in the resource's labels metric (Example: 'namespaces=\[kubernetes.io/team,...\],pods=\[kubernetes.io/team\],...'). By default the metric contains only resource name and namespace labels.
-    pub metric_annotations_allow_list: Option<String>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterAzureMonitorProfileKubeStateMetrics {
-        "metricLabelsAllowlist" => metric_labels_allowlist,
-        "metricAnnotationsAllowList" => metric_annotations_allow_list,
-    }
-}
-
-impl From<&arm::ManagedClusterAzureMonitorProfileKubeStateMetrics>
-for ManagedClusterAzureMonitorProfileKubeStateMetrics {
-    fn from(arm: &arm::ManagedClusterAzureMonitorProfileKubeStateMetrics) -> Self {
-        Self {
-            metric_labels_allowlist: arm.metric_labels_allowlist.clone(),
-            metric_annotations_allow_list: arm.metric_annotations_allow_list.clone(),
-        }
-    }
-}
-
-/// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterAzureMonitorProfileMetrics {
-    /// Whether to enable or disable the Azure Managed Prometheus addon for Prometheus monitoring. See aka.ms/AzureManagedPrometheus-aks-enable for details on enabling and disabling.
-    pub enabled: Option<bool>,
-    pub kube_state_metrics: Option<ManagedClusterAzureMonitorProfileKubeStateMetrics>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterAzureMonitorProfileMetrics { "enabled" => enabled, "kubeStateMetrics" => kube_state_metrics }
-}
-
-impl From<&arm::ManagedClusterAzureMonitorProfileMetrics> for ManagedClusterAzureMonitorProfileMetrics {
-    fn from(arm: &arm::ManagedClusterAzureMonitorProfileMetrics) -> Self {
-        Self {
-            enabled: Some(arm.enabled),
-            kube_state_metrics: arm
-                .kube_state_metrics
-                .as_ref()
-                .map(ManagedClusterAzureMonitorProfileKubeStateMetrics::from),
-        }
-    }
-}
-
-/// The cost analysis configuration for the cluster
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterCostAnalysis {
-    /// The Managed Cluster sku.tier must be set to 'Standard' or 'Premium' to enable this feature. Enabling this will add Kubernetes Namespace and Deployment details to the Cost Analysis views in the Azure portal. If not specified, the default is false. For more information see aka.ms/aks/docs/cost-analysis.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterCostAnalysis { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterCostAnalysis> for ManagedClusterCostAnalysis {
-    fn from(arm: &arm::ManagedClusterCostAnalysis) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
-
-/// Cluster HTTP proxy configuration.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterHttpProxyConfig {
-    /// The HTTP proxy server endpoint to use.
-    pub http_proxy: Option<String>,
-    /// The HTTPS proxy server endpoint to use.
-    pub https_proxy: Option<String>,
-    /// The endpoints that should not go through proxy.
-    pub no_proxy: Option<Vec<String>>,
-    /// Alternative CA cert to use for connecting to proxy servers.
-    pub trusted_ca: Option<String>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterHttpProxyConfig {
-        "httpProxy" => http_proxy,
-        "httpsProxy" => https_proxy,
-        "noProxy" => no_proxy,
-        "trustedCa" => trusted_ca,
-    }
-}
-
-impl From<&arm::ManagedClusterHttpProxyConfig> for ManagedClusterHttpProxyConfig {
-    fn from(arm: &arm::ManagedClusterHttpProxyConfig) -> Self {
-        Self {
-            http_proxy: arm.http_proxy.clone(),
-            https_proxy: arm.https_proxy.clone(),
-            no_proxy: arm.no_proxy.clone(),
-            trusted_ca: arm.trusted_ca.clone(),
         }
     }
 }
@@ -993,7 +619,7 @@ impl From<&arm::ManagedClusterIdentity> for ManagedClusterIdentity {
                 .delegated_resources
                 .as_ref()
                 .map(|x| {
-                    x.iter().map(|(key, x)| (key.clone(), DelegatedResource::from(x))).collect()
+                    x.iter().map(|(key, x)| (key.clone(), DelegatedResource::from_arm(x))).collect()
                 }),
             user_assigned_identities: arm
                 .user_assigned_identities
@@ -1119,7 +745,7 @@ impl From<&arm::ManagedClusterLoadBalancerProfile> for ManagedClusterLoadBalance
             managed_outbound_i_ps: arm
                 .managed_outbound_i_ps
                 .as_ref()
-                .map(ManagedClusterLoadBalancerProfileManagedOutboundIPs::from),
+                .map(ManagedClusterLoadBalancerProfileManagedOutboundIPs::from_arm),
             outbound_ip_prefixes: arm
                 .outbound_ip_prefixes
                 .as_ref()
@@ -1133,29 +759,6 @@ impl From<&arm::ManagedClusterLoadBalancerProfile> for ManagedClusterLoadBalance
             idle_timeout_in_minutes: arm.idle_timeout_in_minutes,
             enable_multiple_standard_load_balancers: arm.enable_multiple_standard_load_balancers,
             backend_pool_type: arm.backend_pool_type.clone(),
-        }
-    }
-}
-
-/// Desired managed outbound IPs for the cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-    /// The desired number of IPv4 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 1.
-    pub count: Option<i32>,
-    /// The desired number of IPv6 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 0 for single-stack and 1 for dual-stack.
-    pub count_i_pv6: Option<i32>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterLoadBalancerProfileManagedOutboundIPs { "count" => count, "countIPv6" => count_i_pv6 }
-}
-
-impl From<&arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs>
-for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-    fn from(arm: &arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs) -> Self {
-        Self {
-            count: arm.count,
-            count_i_pv6: arm.count_i_pv6,
         }
     }
 }
@@ -1200,37 +803,6 @@ for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     }
 }
 
-/// Profile of the managed outbound IP resources of the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterManagedOutboundIpProfile {
-    /// The desired number of outbound IPs created/managed by Azure. Allowed values must be in the range of 1 to 16 (inclusive). The default value is 1.
-    pub count: Option<i32>,
-}
-
-armgen_runtime::json_object! { ManagedClusterManagedOutboundIpProfile { "count" => count } }
-
-impl From<&arm::ManagedClusterManagedOutboundIpProfile> for ManagedClusterManagedOutboundIpProfile {
-    fn from(arm: &arm::ManagedClusterManagedOutboundIpProfile) -> Self {
-        Self { count: arm.count }
-    }
-}
-
-/// The metrics profile for the ManagedCluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterMetricsProfile {
-    pub cost_analysis: Option<ManagedClusterCostAnalysis>,
-}
-
-armgen_runtime::json_object! { ManagedClusterMetricsProfile { "costAnalysis" => cost_analysis } }
-
-impl From<&arm::ManagedClusterMetricsProfile> for ManagedClusterMetricsProfile {
-    fn from(arm: &arm::ManagedClusterMetricsProfile) -> Self {
-        Self {
-            cost_analysis: arm.cost_analysis.as_ref().map(ManagedClusterCostAnalysis::from),
-        }
-    }
-}
-
 /// Profile of the managed cluster NAT gateway.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterNatGatewayProfile {
@@ -1256,29 +828,12 @@ impl From<&arm::ManagedClusterNatGatewayProfile> for ManagedClusterNatGatewayPro
             managed_outbound_ip_profile: arm
                 .managed_outbound_ip_profile
                 .as_ref()
-                .map(ManagedClusterManagedOutboundIpProfile::from),
+                .map(ManagedClusterManagedOutboundIpProfile::from_arm),
             effective_outbound_i_ps: arm
                 .effective_outbound_i_ps
                 .as_ref()
                 .map(|x| x.iter().map(ResourceReference::from).collect()),
             idle_timeout_in_minutes: arm.idle_timeout_in_minutes,
-        }
-    }
-}
-
-/// Node resource group lockdown profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterNodeResourceGroupProfile {
-    /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
-    pub restriction_level: Option<arm::RestrictionLevel>,
-}
-
-armgen_runtime::json_object! { ManagedClusterNodeResourceGroupProfile { "restrictionLevel" => restriction_level } }
-
-impl From<&arm::ManagedClusterNodeResourceGroupProfile> for ManagedClusterNodeResourceGroupProfile {
-    fn from(arm: &arm::ManagedClusterNodeResourceGroupProfile) -> Self {
-        Self {
-            restriction_level: arm.restriction_level.clone(),
         }
     }
 }
@@ -1346,31 +901,6 @@ impl From<&arm::ManagedClusterPodIdentity> for ManagedClusterPodIdentity {
     }
 }
 
-/// See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterPodIdentityException {
-    /// The name of the pod identity exception.
-    pub name: Option<String>,
-    /// The namespace of the pod identity exception.
-    pub namespace: Option<String>,
-    /// The pod labels to match.
-    pub pod_labels: Option<BTreeMap<String, String>>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterPodIdentityException { "name" => name, "namespace" => namespace, "podLabels" => pod_labels }
-}
-
-impl From<&arm::ManagedClusterPodIdentityException> for ManagedClusterPodIdentityException {
-    fn from(arm: &arm::ManagedClusterPodIdentityException) -> Self {
-        Self {
-            name: Some(arm.name.clone()),
-            namespace: Some(arm.namespace.clone()),
-            pod_labels: Some(arm.pod_labels.clone()),
-        }
-    }
-}
-
 /// See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentityProfile {
@@ -1406,7 +936,7 @@ impl From<&arm::ManagedClusterPodIdentityProfile> for ManagedClusterPodIdentityP
                 .user_assigned_identity_exceptions
                 .as_ref()
                 .map(|x| {
-                    x.iter().map(ManagedClusterPodIdentityException::from).collect()
+                    x.iter().map(ManagedClusterPodIdentityException::from_arm).collect()
                 }),
         }
     }
@@ -1544,103 +1074,6 @@ impl From<&arm::ManagedClusterPoolUpgradeProfileUpgradesItem> for ManagedCluster
     }
 }
 
-/// Parameters to be applied to the cluster-autoscaler when enabled
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterPropertiesAutoScalerProfile {
-    /// Valid values are 'true' and 'false'
-    pub balance_similar_node_groups: Option<String>,
-    /// If set to true, all daemonset pods on empty nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    pub daemonset_eviction_for_empty_nodes: Option<bool>,
-    /// If set to true, all daemonset pods on occupied nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    pub daemonset_eviction_for_occupied_nodes: Option<bool>,
-    /// If set to true, the resources used by daemonset will be taken into account when making scaling down decisions.
-    pub ignore_daemonsets_utilization: Option<bool>,
-    /// If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
-    pub expander: Option<arm::Expander>,
-    /// The default is 10.
-    pub max_empty_bulk_delete: Option<String>,
-    /// The default is 600.
-    pub max_graceful_termination_sec: Option<String>,
-    /// The default is '15m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    pub max_node_provision_time: Option<String>,
-    /// The default is 45. The maximum is 100 and the minimum is 0.
-    pub max_total_unready_percentage: Option<String>,
-    /// For scenarios like burst/batch scale where you don't want CA to act before the kubernetes scheduler could schedule all the pods, you can tell CA to ignore unscheduled pods before they're a certain age. The default is '0s'. Values must be an integer followed by a unit ('s' for seconds, 'm' for minutes, 'h' for hours, etc).
-    pub new_pod_scale_up_delay: Option<String>,
-    /// This must be an integer. The default is 3.
-    pub ok_total_unready_count: Option<String>,
-    /// The default is '10'. Values must be an integer number of seconds.
-    pub scan_interval: Option<String>,
-    /// The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    pub scale_down_delay_after_add: Option<String>,
-    /// The default is the scan-interval. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    pub scale_down_delay_after_delete: Option<String>,
-    /// The default is '3m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    pub scale_down_delay_after_failure: Option<String>,
-    /// The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    pub scale_down_unneeded_time: Option<String>,
-    /// The default is '20m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    pub scale_down_unready_time: Option<String>,
-    /// The default is '0.5'.
-    pub scale_down_utilization_threshold: Option<String>,
-    /// The default is true.
-    pub skip_nodes_with_local_storage: Option<String>,
-    /// The default is true.
-    pub skip_nodes_with_system_pods: Option<String>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterPropertiesAutoScalerProfile {
-        "balance-similar-node-groups" => balance_similar_node_groups,
-        "daemonset-eviction-for-empty-nodes" => daemonset_eviction_for_empty_nodes,
-        "daemonset-eviction-for-occupied-nodes" => daemonset_eviction_for_occupied_nodes,
-        "ignore-daemonsets-utilization" => ignore_daemonsets_utilization,
-        "expander" => expander,
-        "max-empty-bulk-delete" => max_empty_bulk_delete,
-        "max-graceful-termination-sec" => max_graceful_termination_sec,
-        "max-node-provision-time" => max_node_provision_time,
-        "max-total-unready-percentage" => max_total_unready_percentage,
-        "new-pod-scale-up-delay" => new_pod_scale_up_delay,
-        "ok-total-unready-count" => ok_total_unready_count,
-        "scan-interval" => scan_interval,
-        "scale-down-delay-after-add" => scale_down_delay_after_add,
-        "scale-down-delay-after-delete" => scale_down_delay_after_delete,
-        "scale-down-delay-after-failure" => scale_down_delay_after_failure,
-        "scale-down-unneeded-time" => scale_down_unneeded_time,
-        "scale-down-unready-time" => scale_down_unready_time,
-        "scale-down-utilization-threshold" => scale_down_utilization_threshold,
-        "skip-nodes-with-local-storage" => skip_nodes_with_local_storage,
-        "skip-nodes-with-system-pods" => skip_nodes_with_system_pods,
-    }
-}
-
-impl From<&arm::ManagedClusterPropertiesAutoScalerProfile> for ManagedClusterPropertiesAutoScalerProfile {
-    fn from(arm: &arm::ManagedClusterPropertiesAutoScalerProfile) -> Self {
-        Self {
-            balance_similar_node_groups: arm.balance_similar_node_groups.clone(),
-            daemonset_eviction_for_empty_nodes: arm.daemonset_eviction_for_empty_nodes,
-            daemonset_eviction_for_occupied_nodes: arm.daemonset_eviction_for_occupied_nodes,
-            ignore_daemonsets_utilization: arm.ignore_daemonsets_utilization,
-            expander: arm.expander.clone(),
-            max_empty_bulk_delete: arm.max_empty_bulk_delete.clone(),
-            max_graceful_termination_sec: arm.max_graceful_termination_sec.clone(),
-            max_node_provision_time: arm.max_node_provision_time.clone(),
-            max_total_unready_percentage: arm.max_total_unready_percentage.clone(),
-            new_pod_scale_up_delay: arm.new_pod_scale_up_delay.clone(),
-            ok_total_unready_count: arm.ok_total_unready_count.clone(),
-            scan_interval: arm.scan_interval.clone(),
-            scale_down_delay_after_add: arm.scale_down_delay_after_add.clone(),
-            scale_down_delay_after_delete: arm.scale_down_delay_after_delete.clone(),
-            scale_down_delay_after_failure: arm.scale_down_delay_after_failure.clone(),
-            scale_down_unneeded_time: arm.scale_down_unneeded_time.clone(),
-            scale_down_unready_time: arm.scale_down_unready_time.clone(),
-            scale_down_utilization_threshold: arm.scale_down_utilization_threshold.clone(),
-            skip_nodes_with_local_storage: arm.skip_nodes_with_local_storage.clone(),
-            skip_nodes_with_system_pods: arm.skip_nodes_with_system_pods.clone(),
-        }
-    }
-}
-
 /// Security profile for the container service cluster.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfile {
@@ -1668,8 +1101,11 @@ impl From<&arm::ManagedClusterSecurityProfile> for ManagedClusterSecurityProfile
         Self {
             defender: arm.defender.as_ref().map(ManagedClusterSecurityProfileDefender::from),
             azure_key_vault_kms: arm.azure_key_vault_kms.as_ref().map(AzureKeyVaultKms::from),
-            workload_identity: arm.workload_identity.as_ref().map(ManagedClusterSecurityProfileWorkloadIdentity::from),
-            image_cleaner: arm.image_cleaner.as_ref().map(ManagedClusterSecurityProfileImageCleaner::from),
+            workload_identity: arm
+                .workload_identity
+                .as_ref()
+                .map(ManagedClusterSecurityProfileWorkloadIdentity::from_arm),
+            image_cleaner: arm.image_cleaner.as_ref().map(ManagedClusterSecurityProfileImageCleaner::from_arm),
         }
     }
 }
@@ -1697,61 +1133,8 @@ impl From<&arm::ManagedClusterSecurityProfileDefender> for ManagedClusterSecurit
             security_monitoring: arm
                 .security_monitoring
                 .as_ref()
-                .map(ManagedClusterSecurityProfileDefenderSecurityMonitoring::from),
+                .map(ManagedClusterSecurityProfileDefenderSecurityMonitoring::from_arm),
         }
-    }
-}
-
-/// Microsoft Defender settings for the security profile threat detection.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-    /// Whether to enable Defender threat detection
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterSecurityProfileDefenderSecurityMonitoring { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring>
-for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-    fn from(arm: &arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
-
-/// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterSecurityProfileImageCleaner {
-    /// Whether to enable Image Cleaner on AKS cluster.
-    pub enabled: Option<bool>,
-    /// Image Cleaner scanning interval in hours.
-    pub interval_hours: Option<i32>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterSecurityProfileImageCleaner { "enabled" => enabled, "intervalHours" => interval_hours }
-}
-
-impl From<&arm::ManagedClusterSecurityProfileImageCleaner> for ManagedClusterSecurityProfileImageCleaner {
-    fn from(arm: &arm::ManagedClusterSecurityProfileImageCleaner) -> Self {
-        Self {
-            enabled: arm.enabled,
-            interval_hours: arm.interval_hours,
-        }
-    }
-}
-
-/// Workload identity settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterSecurityProfileWorkloadIdentity {
-    /// Whether to enable workload identity.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterSecurityProfileWorkloadIdentity { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterSecurityProfileWorkloadIdentity> for ManagedClusterSecurityProfileWorkloadIdentity {
-    fn from(arm: &arm::ManagedClusterSecurityProfileWorkloadIdentity) -> Self {
-        Self { enabled: arm.enabled }
     }
 }
 
@@ -1769,122 +1152,6 @@ impl From<&arm::ManagedClusterServicePrincipalProfile> for ManagedClusterService
         Self {
             client_id: Some(arm.client_id.clone()),
         }
-    }
-}
-
-/// The SKU of a Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterSku {
-    /// The name of a managed cluster SKU.
-    pub name: Option<arm::ManagedClusterSkuName>,
-    /// If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
-    pub tier: Option<arm::ManagedClusterSkuTier>,
-}
-
-armgen_runtime::json_object! { ManagedClusterSku { "name" => name, "tier" => tier } }
-
-impl From<&arm::ManagedClusterSku> for ManagedClusterSku {
-    fn from(arm: &arm::ManagedClusterSku) -> Self {
-        Self {
-            name: arm.name.clone(),
-            tier: arm.tier.clone(),
-        }
-    }
-}
-
-/// Storage profile for the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterStorageProfile {
-    /// AzureDisk CSI Driver settings for the storage profile.
-    pub disk_csi_driver: Option<ManagedClusterStorageProfileDiskCsiDriver>,
-    /// AzureFile CSI Driver settings for the storage profile.
-    pub file_csi_driver: Option<ManagedClusterStorageProfileFileCsiDriver>,
-    /// Snapshot Controller settings for the storage profile.
-    pub snapshot_controller: Option<ManagedClusterStorageProfileSnapshotController>,
-    /// AzureBlob CSI Driver settings for the storage profile.
-    pub blob_csi_driver: Option<ManagedClusterStorageProfileBlobCsiDriver>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterStorageProfile {
-        "diskCSIDriver" => disk_csi_driver,
-        "fileCSIDriver" => file_csi_driver,
-        "snapshotController" => snapshot_controller,
-        "blobCSIDriver" => blob_csi_driver,
-    }
-}
-
-impl From<&arm::ManagedClusterStorageProfile> for ManagedClusterStorageProfile {
-    fn from(arm: &arm::ManagedClusterStorageProfile) -> Self {
-        Self {
-            disk_csi_driver: arm.disk_csi_driver.as_ref().map(ManagedClusterStorageProfileDiskCsiDriver::from),
-            file_csi_driver: arm.file_csi_driver.as_ref().map(ManagedClusterStorageProfileFileCsiDriver::from),
-            snapshot_controller: arm
-                .snapshot_controller
-                .as_ref()
-                .map(ManagedClusterStorageProfileSnapshotController::from),
-            blob_csi_driver: arm.blob_csi_driver.as_ref().map(ManagedClusterStorageProfileBlobCsiDriver::from),
-        }
-    }
-}
-
-/// AzureBlob CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterStorageProfileBlobCsiDriver {
-    /// Whether to enable AzureBlob CSI Driver. The default value is false.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterStorageProfileBlobCsiDriver { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterStorageProfileBlobCsiDriver> for ManagedClusterStorageProfileBlobCsiDriver {
-    fn from(arm: &arm::ManagedClusterStorageProfileBlobCsiDriver) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
-
-/// AzureDisk CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterStorageProfileDiskCsiDriver {
-    /// Whether to enable AzureDisk CSI Driver. The default value is true.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterStorageProfileDiskCsiDriver { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterStorageProfileDiskCsiDriver> for ManagedClusterStorageProfileDiskCsiDriver {
-    fn from(arm: &arm::ManagedClusterStorageProfileDiskCsiDriver) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
-
-/// AzureFile CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterStorageProfileFileCsiDriver {
-    /// Whether to enable AzureFile CSI Driver. The default value is true.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterStorageProfileFileCsiDriver { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterStorageProfileFileCsiDriver> for ManagedClusterStorageProfileFileCsiDriver {
-    fn from(arm: &arm::ManagedClusterStorageProfileFileCsiDriver) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
-
-/// Snapshot Controller settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterStorageProfileSnapshotController {
-    /// Whether to enable Snapshot Controller. The default value is true.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterStorageProfileSnapshotController { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterStorageProfileSnapshotController> for ManagedClusterStorageProfileSnapshotController {
-    fn from(arm: &arm::ManagedClusterStorageProfileSnapshotController) -> Self {
-        Self { enabled: arm.enabled }
     }
 }
 
@@ -1978,62 +1245,8 @@ impl From<&arm::ManagedClusterWindowsProfile> for ManagedClusterWindowsProfile {
             admin_username: Some(arm.admin_username.clone()),
             license_type: arm.license_type.clone(),
             enable_csi_proxy: arm.enable_csi_proxy,
-            gmsa_profile: arm.gmsa_profile.as_ref().map(WindowsGmsaProfile::from),
+            gmsa_profile: arm.gmsa_profile.as_ref().map(WindowsGmsaProfile::from_arm),
         }
-    }
-}
-
-/// Workload Auto-scaler profile for the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterWorkloadAutoScalerProfile {
-    pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
-    pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterWorkloadAutoScalerProfile { "keda" => keda, "verticalPodAutoscaler" => vertical_pod_autoscaler }
-}
-
-impl From<&arm::ManagedClusterWorkloadAutoScalerProfile> for ManagedClusterWorkloadAutoScalerProfile {
-    fn from(arm: &arm::ManagedClusterWorkloadAutoScalerProfile) -> Self {
-        Self {
-            keda: arm.keda.as_ref().map(ManagedClusterWorkloadAutoScalerProfileKeda::from),
-            vertical_pod_autoscaler: arm
-                .vertical_pod_autoscaler
-                .as_ref()
-                .map(ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler::from),
-        }
-    }
-}
-
-/// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
-    /// Whether to enable KEDA.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterWorkloadAutoScalerProfileKeda { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterWorkloadAutoScalerProfileKeda> for ManagedClusterWorkloadAutoScalerProfileKeda {
-    fn from(arm: &arm::ManagedClusterWorkloadAutoScalerProfileKeda) -> Self {
-        Self { enabled: Some(arm.enabled) }
-    }
-}
-
-/// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-    /// Whether to enable VPA. Default value is false.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>
-for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-    fn from(arm: &arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler) -> Self {
-        Self { enabled: Some(arm.enabled) }
     }
 }
 
@@ -2112,26 +1325,6 @@ impl From<&arm::ServiceMeshProfile> for ServiceMeshProfile {
     }
 }
 
-/// Settings for overrides when upgrading a cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct UpgradeOverrideSettings {
-    /// Whether to force upgrade the cluster. Note that this option instructs upgrade operation to bypass upgrade protections such as checking for deprecated API usage. Enable this option only with caution.
-    pub force_upgrade: Option<bool>,
-    /// Until when the overrides are effective. Note that this only matches the start time of an upgrade, and the effectiveness won't change once an upgrade starts even if the `until` expires as upgrade proceeds. This field is not set by default. It must be set for the overrides to take effect.
-    pub until: Option<String>,
-}
-
-armgen_runtime::json_object! { UpgradeOverrideSettings { "forceUpgrade" => force_upgrade, "until" => until } }
-
-impl From<&arm::UpgradeOverrideSettings> for UpgradeOverrideSettings {
-    fn from(arm: &arm::UpgradeOverrideSettings) -> Self {
-        Self {
-            force_upgrade: arm.force_upgrade,
-            until: arm.until.clone(),
-        }
-    }
-}
-
 /// Details about a user assigned identity.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct UserAssignedIdentity {
@@ -2153,31 +1346,6 @@ impl From<&arm::UserAssignedIdentity> for UserAssignedIdentity {
             resource_id: arm.resource_id.clone(),
             client_id: arm.client_id.clone(),
             object_id: arm.object_id.clone(),
-        }
-    }
-}
-
-/// Windows gMSA Profile in the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct WindowsGmsaProfile {
-    /// Specifies whether to enable Windows gMSA in the managed cluster.
-    pub enabled: Option<bool>,
-    /// Specifies the DNS server for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
-    pub dns_server: Option<String>,
-    /// Specifies the root domain name for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
-    pub root_domain_name: Option<String>,
-}
-
-armgen_runtime::json_object! {
-    WindowsGmsaProfile { "enabled" => enabled, "dnsServer" => dns_server, "rootDomainName" => root_domain_name }
-}
-
-impl From<&arm::WindowsGmsaProfile> for WindowsGmsaProfile {
-    fn from(arm: &arm::WindowsGmsaProfile) -> Self {
-        Self {
-            enabled: arm.enabled,
-            dns_server: arm.dns_server.clone(),
-            root_domain_name: arm.root_domain_name.clone(),
         }
     }
 }

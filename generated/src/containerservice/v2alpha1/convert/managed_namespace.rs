@@ -129,46 +129,6 @@ impl ConvertObject<spoke::ManagedNamespace> for hub::ManagedNamespace {
     }
 }
 
-impl Convert<hub::status::NetworkPolicies> for spoke::status::NetworkPolicies {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::NetworkPolicies {
-        hub::status::NetworkPolicies {
-            ingress: cx.spelled(&self.ingress, &path.field("ingress")),
-            egress: cx.spelled(&self.egress, &path.field("egress")),
-        }
-    }
-}
-
-impl Convert<spoke::status::NetworkPolicies> for hub::status::NetworkPolicies {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::NetworkPolicies {
-        spoke::status::NetworkPolicies {
-            ingress: cx.spelled(&self.ingress, &path.field("ingress")),
-            egress: cx.spelled(&self.egress, &path.field("egress")),
-        }
-    }
-}
-
-impl Convert<hub::status::ResourceQuota> for spoke::status::ResourceQuota {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ResourceQuota {
-        hub::status::ResourceQuota {
-            cpu_request: cx.copy(&self.cpu_request, &path.field("cpuRequest")),
-            cpu_limit: cx.copy(&self.cpu_limit, &path.field("cpuLimit")),
-            memory_request: cx.copy(&self.memory_request, &path.field("memoryRequest")),
-            memory_limit: cx.copy(&self.memory_limit, &path.field("memoryLimit")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ResourceQuota> for hub::status::ResourceQuota {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ResourceQuota {
-        spoke::status::ResourceQuota {
-            cpu_request: cx.copy(&self.cpu_request, &path.field("cpuRequest")),
-            cpu_limit: cx.copy(&self.cpu_limit, &path.field("cpuLimit")),
-            memory_request: cx.copy(&self.memory_request, &path.field("memoryRequest")),
-            memory_limit: cx.copy(&self.memory_limit, &path.field("memoryLimit")),
-        }
-    }
-}
-
 impl Convert<hub::spec::NetworkPolicies> for spoke::spec::NetworkPolicies {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::NetworkPolicies {
         hub::spec::NetworkPolicies {

@@ -108,40 +108,6 @@ impl ConvertObject<spoke::PrivateEndpointConnection> for hub::PrivateEndpointCon
     }
 }
 
-impl Convert<hub::status::PrivateLinkServiceConnectionState> for spoke::status::PrivateLinkServiceConnectionState {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::PrivateLinkServiceConnectionState {
-        hub::status::PrivateLinkServiceConnectionState {
-            status: cx.spelled(&self.status, &path.field("status")),
-            description: cx.copy(&self.description, &path.field("description")),
-        }
-    }
-}
-
-impl Convert<spoke::status::PrivateLinkServiceConnectionState> for hub::status::PrivateLinkServiceConnectionState {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::PrivateLinkServiceConnectionState {
-        spoke::status::PrivateLinkServiceConnectionState {
-            status: cx.spelled(&self.status, &path.field("status")),
-            description: cx.copy(&self.description, &path.field("description")),
-        }
-    }
-}
-
-impl Convert<hub::status::PrivateEndpoint> for spoke::status::PrivateEndpoint {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::PrivateEndpoint {
-        hub::status::PrivateEndpoint {
-            id: cx.copy(&self.id, &path.field("id")),
-        }
-    }
-}
-
-impl Convert<spoke::status::PrivateEndpoint> for hub::status::PrivateEndpoint {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::PrivateEndpoint {
-        spoke::status::PrivateEndpoint {
-            id: cx.copy(&self.id, &path.field("id")),
-        }
-    }
-}
-
 impl Convert<hub::spec::PrivateLinkServiceConnectionState> for spoke::spec::PrivateLinkServiceConnectionState {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::PrivateLinkServiceConnectionState {
         hub::spec::PrivateLinkServiceConnectionState {

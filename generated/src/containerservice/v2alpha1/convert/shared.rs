@@ -73,9 +73,9 @@ impl Convert<spoke::status::LocalDnsProfile> for hub::status::LocalDnsProfile {
     }
 }
 
-impl Convert<hub::status::LocalDnsOverride> for spoke::status::LocalDnsOverride {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::LocalDnsOverride {
-        hub::status::LocalDnsOverride {
+impl Convert<hub::spec::LocalDnsOverride> for spoke::spec::LocalDnsOverride {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::LocalDnsOverride {
+        hub::spec::LocalDnsOverride {
             query_logging: cx.spelled(&self.query_logging, &path.field("queryLogging")),
             protocol: cx.spelled(&self.protocol, &path.field("protocol")),
             forward_destination: cx.spelled(&self.forward_destination, &path.field("forwardDestination")),
@@ -89,9 +89,9 @@ impl Convert<hub::status::LocalDnsOverride> for spoke::status::LocalDnsOverride 
     }
 }
 
-impl Convert<spoke::status::LocalDnsOverride> for hub::status::LocalDnsOverride {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::LocalDnsOverride {
-        spoke::status::LocalDnsOverride {
+impl Convert<spoke::spec::LocalDnsOverride> for hub::spec::LocalDnsOverride {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::LocalDnsOverride {
+        spoke::spec::LocalDnsOverride {
             query_logging: cx.spelled(&self.query_logging, &path.field("queryLogging")),
             protocol: cx.spelled(&self.protocol, &path.field("protocol")),
             forward_destination: cx.spelled(&self.forward_destination, &path.field("forwardDestination")),
@@ -121,208 +121,6 @@ impl Convert<spoke::status::AgentPoolStatus> for hub::status::AgentPoolStatus {
     }
 }
 
-impl Convert<hub::status::VirtualMachineNodes> for spoke::status::VirtualMachineNodes {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::VirtualMachineNodes {
-        hub::status::VirtualMachineNodes {
-            size: cx.copy(&self.size, &path.field("size")),
-            count: cx.copy(&self.count, &path.field("count")),
-        }
-    }
-}
-
-impl Convert<spoke::status::VirtualMachineNodes> for hub::status::VirtualMachineNodes {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::VirtualMachineNodes {
-        spoke::status::VirtualMachineNodes {
-            size: cx.copy(&self.size, &path.field("size")),
-            count: cx.copy(&self.count, &path.field("count")),
-        }
-    }
-}
-
-impl Convert<hub::status::VirtualMachinesProfile> for spoke::status::VirtualMachinesProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::VirtualMachinesProfile {
-        hub::status::VirtualMachinesProfile {
-            scale: cx.object(&self.scale, &path.field("scale")),
-        }
-    }
-}
-
-impl Convert<spoke::status::VirtualMachinesProfile> for hub::status::VirtualMachinesProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::VirtualMachinesProfile {
-        spoke::status::VirtualMachinesProfile {
-            scale: cx.object(&self.scale, &path.field("scale")),
-        }
-    }
-}
-
-impl Convert<hub::status::ScaleProfile> for spoke::status::ScaleProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ScaleProfile {
-        hub::status::ScaleProfile {
-            manual: cx.object(&self.manual, &path.field("manual")),
-            autoscale: cx.restore(&path.field("autoscale")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ScaleProfile> for hub::status::ScaleProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ScaleProfile {
-        cx.keep(&self.autoscale, &path.field("autoscale"));
-        spoke::status::ScaleProfile {
-            manual: cx.object(&self.manual, &path.field("manual")),
-        }
-    }
-}
-
-impl Convert<hub::status::ManualScaleProfile> for spoke::status::ManualScaleProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::ManualScaleProfile {
-        hub::status::ManualScaleProfile {
-            size: cx.copy(&self.size, &path.field("size")),
-            count: cx.copy(&self.count, &path.field("count")),
-        }
-    }
-}
-
-impl Convert<spoke::status::ManualScaleProfile> for hub::status::ManualScaleProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::ManualScaleProfile {
-        spoke::status::ManualScaleProfile {
-            size: cx.copy(&self.size, &path.field("size")),
-            count: cx.copy(&self.count, &path.field("count")),
-        }
-    }
-}
-
-impl Convert<hub::status::AgentPoolGatewayProfile> for spoke::status::AgentPoolGatewayProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPoolGatewayProfile {
-        hub::status::AgentPoolGatewayProfile {
-            public_ip_prefix_size: cx.copy(&self.public_ip_prefix_size, &path.field("publicIPPrefixSize")),
-        }
-    }
-}
-
-impl Convert<spoke::status::AgentPoolGatewayProfile> for hub::status::AgentPoolGatewayProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AgentPoolGatewayProfile {
-        spoke::status::AgentPoolGatewayProfile {
-            public_ip_prefix_size: cx.copy(&self.public_ip_prefix_size, &path.field("publicIPPrefixSize")),
-        }
-    }
-}
-
-impl Convert<hub::status::GpuProfile> for spoke::status::GpuProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::GpuProfile {
-        hub::status::GpuProfile {
-            driver: cx.spelled(&self.driver, &path.field("driver")),
-            nvidia: cx.restore(&path.field("nvidia")),
-        }
-    }
-}
-
-impl Convert<spoke::status::GpuProfile> for hub::status::GpuProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::GpuProfile {
-        cx.keep(&self.nvidia, &path.field("nvidia"));
-        spoke::status::GpuProfile {
-            driver: cx.spelled(&self.driver, &path.field("driver")),
-        }
-    }
-}
-
-impl Convert<hub::status::AgentPoolSecurityProfile> for spoke::status::AgentPoolSecurityProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPoolSecurityProfile {
-        hub::status::AgentPoolSecurityProfile {
-            enable_vtpm: cx.copy(&self.enable_vtpm, &path.field("enableVTPM")),
-            enable_secure_boot: cx.copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
-            ssh_access: cx.spelled(&self.ssh_access, &path.field("sshAccess")),
-        }
-    }
-}
-
-impl Convert<spoke::status::AgentPoolSecurityProfile> for hub::status::AgentPoolSecurityProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AgentPoolSecurityProfile {
-        spoke::status::AgentPoolSecurityProfile {
-            enable_vtpm: cx.copy(&self.enable_vtpm, &path.field("enableVTPM")),
-            enable_secure_boot: cx.copy(&self.enable_secure_boot, &path.field("enableSecureBoot")),
-            ssh_access: cx.spelled(&self.ssh_access, &path.field("sshAccess")),
-        }
-    }
-}
-
-impl Convert<hub::status::AgentPoolWindowsProfile> for spoke::status::AgentPoolWindowsProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPoolWindowsProfile {
-        hub::status::AgentPoolWindowsProfile {
-            disable_outbound_nat: cx.copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
-        }
-    }
-}
-
-impl Convert<spoke::status::AgentPoolWindowsProfile> for hub::status::AgentPoolWindowsProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AgentPoolWindowsProfile {
-        spoke::status::AgentPoolWindowsProfile {
-            disable_outbound_nat: cx.copy(&self.disable_outbound_nat, &path.field("disableOutboundNat")),
-        }
-    }
-}
-
-impl Convert<hub::status::AgentPoolNetworkProfile> for spoke::status::AgentPoolNetworkProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPoolNetworkProfile {
-        hub::status::AgentPoolNetworkProfile {
-            node_public_ip_tags: cx.object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
-            allowed_host_ports: cx.object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
-            application_security_groups: cx
-                .copy(&self.application_security_groups, &path.field("applicationSecurityGroups")),
-            dranet: cx.restore(&path.field("dranet")),
-        }
-    }
-}
-
-impl Convert<spoke::status::AgentPoolNetworkProfile> for hub::status::AgentPoolNetworkProfile {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AgentPoolNetworkProfile {
-        cx.keep(&self.dranet, &path.field("dranet"));
-        spoke::status::AgentPoolNetworkProfile {
-            node_public_ip_tags: cx.object(&self.node_public_ip_tags, &path.field("nodePublicIPTags")),
-            allowed_host_ports: cx.object(&self.allowed_host_ports, &path.field("allowedHostPorts")),
-            application_security_groups: cx
-                .copy(&self.application_security_groups, &path.field("applicationSecurityGroups")),
-        }
-    }
-}
-
-impl Convert<hub::status::PortRange> for spoke::status::PortRange {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::PortRange {
-        hub::status::PortRange {
-            port_start: cx.copy(&self.port_start, &path.field("portStart")),
-            port_end: cx.copy(&self.port_end, &path.field("portEnd")),
-            protocol: cx.spelled(&self.protocol, &path.field("protocol")),
-        }
-    }
-}
-
-impl Convert<spoke::status::PortRange> for hub::status::PortRange {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::PortRange {
-        spoke::status::PortRange {
-            port_start: cx.copy(&self.port_start, &path.field("portStart")),
-            port_end: cx.copy(&self.port_end, &path.field("portEnd")),
-            protocol: cx.spelled(&self.protocol, &path.field("protocol")),
-        }
-    }
-}
-
-impl Convert<hub::status::IpTag> for spoke::status::IpTag {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::IpTag {
-        hub::status::IpTag {
-            ip_tag_type: cx.copy(&self.ip_tag_type, &path.field("ipTagType")),
-            tag: cx.copy(&self.tag, &path.field("tag")),
-        }
-    }
-}
-
-impl Convert<spoke::status::IpTag> for hub::status::IpTag {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::IpTag {
-        spoke::status::IpTag {
-            ip_tag_type: cx.copy(&self.ip_tag_type, &path.field("ipTagType")),
-            tag: cx.copy(&self.tag, &path.field("tag")),
-        }
-    }
-}
-
 impl Convert<hub::status::CreationData> for spoke::status::CreationData {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::CreationData {
         hub::status::CreationData {
@@ -335,192 +133,6 @@ impl Convert<spoke::status::CreationData> for hub::status::CreationData {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::CreationData {
         spoke::status::CreationData {
             source_resource_id: cx.copy(&self.source_resource_id, &path.field("sourceResourceId")),
-        }
-    }
-}
-
-impl Convert<hub::status::LinuxOsConfig> for spoke::status::LinuxOsConfig {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::LinuxOsConfig {
-        hub::status::LinuxOsConfig {
-            sysctls: cx.object(&self.sysctls, &path.field("sysctls")),
-            transparent_huge_page_enabled: cx
-                .copy(&self.transparent_huge_page_enabled, &path.field("transparentHugePageEnabled")),
-            transparent_huge_page_defrag: cx
-                .copy(&self.transparent_huge_page_defrag, &path.field("transparentHugePageDefrag")),
-            swap_file_size_mb: cx.copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
-        }
-    }
-}
-
-impl Convert<spoke::status::LinuxOsConfig> for hub::status::LinuxOsConfig {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::LinuxOsConfig {
-        spoke::status::LinuxOsConfig {
-            sysctls: cx.object(&self.sysctls, &path.field("sysctls")),
-            transparent_huge_page_enabled: cx
-                .copy(&self.transparent_huge_page_enabled, &path.field("transparentHugePageEnabled")),
-            transparent_huge_page_defrag: cx
-                .copy(&self.transparent_huge_page_defrag, &path.field("transparentHugePageDefrag")),
-            swap_file_size_mb: cx.copy(&self.swap_file_size_mb, &path.field("swapFileSizeMB")),
-        }
-    }
-}
-
-impl Convert<hub::status::SysctlConfig> for spoke::status::SysctlConfig {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::SysctlConfig {
-        hub::status::SysctlConfig {
-            net_core_somaxconn: cx.copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
-            net_core_netdev_max_backlog: cx
-                .copy(&self.net_core_netdev_max_backlog, &path.field("netCoreNetdevMaxBacklog")),
-            net_core_rmem_default: cx.copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
-            net_core_rmem_max: cx.copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
-            net_core_wmem_default: cx.copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
-            net_core_wmem_max: cx.copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
-            net_core_optmem_max: cx.copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
-            net_ipv4_tcp_max_syn_backlog: cx
-                .copy(&self.net_ipv4_tcp_max_syn_backlog, &path.field("netIpv4TcpMaxSynBacklog")),
-            net_ipv4_tcp_max_tw_buckets: cx
-                .copy(&self.net_ipv4_tcp_max_tw_buckets, &path.field("netIpv4TcpMaxTwBuckets")),
-            net_ipv4_tcp_fin_timeout: cx.copy(&self.net_ipv4_tcp_fin_timeout, &path.field("netIpv4TcpFinTimeout")),
-            net_ipv4_tcp_keepalive_time: cx
-                .copy(&self.net_ipv4_tcp_keepalive_time, &path.field("netIpv4TcpKeepaliveTime")),
-            net_ipv4_tcp_keepalive_probes: cx
-                .copy(&self.net_ipv4_tcp_keepalive_probes, &path.field("netIpv4TcpKeepaliveProbes")),
-            net_ipv4_tcpkeepalive_intvl: cx
-                .copy(&self.net_ipv4_tcpkeepalive_intvl, &path.field("netIpv4TcpkeepaliveIntvl")),
-            net_ipv4_tcp_tw_reuse: cx.copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
-            net_ipv4_ip_local_port_range: cx
-                .copy(&self.net_ipv4_ip_local_port_range, &path.field("netIpv4IpLocalPortRange")),
-            net_ipv4_neigh_default_gc_thresh1: cx
-                .copy(&self.net_ipv4_neigh_default_gc_thresh1, &path.field("netIpv4NeighDefaultGcThresh1")),
-            net_ipv4_neigh_default_gc_thresh2: cx
-                .copy(&self.net_ipv4_neigh_default_gc_thresh2, &path.field("netIpv4NeighDefaultGcThresh2")),
-            net_ipv4_neigh_default_gc_thresh3: cx
-                .copy(&self.net_ipv4_neigh_default_gc_thresh3, &path.field("netIpv4NeighDefaultGcThresh3")),
-            net_netfilter_nf_conntrack_max: cx
-                .copy(&self.net_netfilter_nf_conntrack_max, &path.field("netNetfilterNfConntrackMax")),
-            net_netfilter_nf_conntrack_buckets: cx
-                .copy(&self.net_netfilter_nf_conntrack_buckets, &path.field("netNetfilterNfConntrackBuckets")),
-            fs_inotify_max_user_watches: cx
-                .copy(&self.fs_inotify_max_user_watches, &path.field("fsInotifyMaxUserWatches")),
-            fs_file_max: cx.copy(&self.fs_file_max, &path.field("fsFileMax")),
-            fs_aio_max_nr: cx.copy(&self.fs_aio_max_nr, &path.field("fsAioMaxNr")),
-            fs_nr_open: cx.copy(&self.fs_nr_open, &path.field("fsNrOpen")),
-            kernel_threads_max: cx.copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
-            vm_max_map_count: cx.copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
-            vm_swappiness: cx.copy(&self.vm_swappiness, &path.field("vmSwappiness")),
-            vm_vfs_cache_pressure: cx.copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
-        }
-    }
-}
-
-impl Convert<spoke::status::SysctlConfig> for hub::status::SysctlConfig {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::SysctlConfig {
-        spoke::status::SysctlConfig {
-            net_core_somaxconn: cx.copy(&self.net_core_somaxconn, &path.field("netCoreSomaxconn")),
-            net_core_netdev_max_backlog: cx
-                .copy(&self.net_core_netdev_max_backlog, &path.field("netCoreNetdevMaxBacklog")),
-            net_core_rmem_default: cx.copy(&self.net_core_rmem_default, &path.field("netCoreRmemDefault")),
-            net_core_rmem_max: cx.copy(&self.net_core_rmem_max, &path.field("netCoreRmemMax")),
-            net_core_wmem_default: cx.copy(&self.net_core_wmem_default, &path.field("netCoreWmemDefault")),
-            net_core_wmem_max: cx.copy(&self.net_core_wmem_max, &path.field("netCoreWmemMax")),
-            net_core_optmem_max: cx.copy(&self.net_core_optmem_max, &path.field("netCoreOptmemMax")),
-            net_ipv4_tcp_max_syn_backlog: cx
-                .copy(&self.net_ipv4_tcp_max_syn_backlog, &path.field("netIpv4TcpMaxSynBacklog")),
-            net_ipv4_tcp_max_tw_buckets: cx
-                .copy(&self.net_ipv4_tcp_max_tw_buckets, &path.field("netIpv4TcpMaxTwBuckets")),
-            net_ipv4_tcp_fin_timeout: cx.copy(&self.net_ipv4_tcp_fin_timeout, &path.field("netIpv4TcpFinTimeout")),
-            net_ipv4_tcp_keepalive_time: cx
-                .copy(&self.net_ipv4_tcp_keepalive_time, &path.field("netIpv4TcpKeepaliveTime")),
-            net_ipv4_tcp_keepalive_probes: cx
-                .copy(&self.net_ipv4_tcp_keepalive_probes, &path.field("netIpv4TcpKeepaliveProbes")),
-            net_ipv4_tcpkeepalive_intvl: cx
-                .copy(&self.net_ipv4_tcpkeepalive_intvl, &path.field("netIpv4TcpkeepaliveIntvl")),
-            net_ipv4_tcp_tw_reuse: cx.copy(&self.net_ipv4_tcp_tw_reuse, &path.field("netIpv4TcpTwReuse")),
-            net_ipv4_ip_local_port_range: cx
-                .copy(&self.net_ipv4_ip_local_port_range, &path.field("netIpv4IpLocalPortRange")),
-            net_ipv4_neigh_default_gc_thresh1: cx
-                .copy(&self.net_ipv4_neigh_default_gc_thresh1, &path.field("netIpv4NeighDefaultGcThresh1")),
-            net_ipv4_neigh_default_gc_thresh2: cx
-                .copy(&self.net_ipv4_neigh_default_gc_thresh2, &path.field("netIpv4NeighDefaultGcThresh2")),
-            net_ipv4_neigh_default_gc_thresh3: cx
-                .copy(&self.net_ipv4_neigh_default_gc_thresh3, &path.field("netIpv4NeighDefaultGcThresh3")),
-            net_netfilter_nf_conntrack_max: cx
-                .copy(&self.net_netfilter_nf_conntrack_max, &path.field("netNetfilterNfConntrackMax")),
-            net_netfilter_nf_conntrack_buckets: cx
-                .copy(&self.net_netfilter_nf_conntrack_buckets, &path.field("netNetfilterNfConntrackBuckets")),
-            fs_inotify_max_user_watches: cx
-                .copy(&self.fs_inotify_max_user_watches, &path.field("fsInotifyMaxUserWatches")),
-            fs_file_max: cx.copy(&self.fs_file_max, &path.field("fsFileMax")),
-            fs_aio_max_nr: cx.copy(&self.fs_aio_max_nr, &path.field("fsAioMaxNr")),
-            fs_nr_open: cx.copy(&self.fs_nr_open, &path.field("fsNrOpen")),
-            kernel_threads_max: cx.copy(&self.kernel_threads_max, &path.field("kernelThreadsMax")),
-            vm_max_map_count: cx.copy(&self.vm_max_map_count, &path.field("vmMaxMapCount")),
-            vm_swappiness: cx.copy(&self.vm_swappiness, &path.field("vmSwappiness")),
-            vm_vfs_cache_pressure: cx.copy(&self.vm_vfs_cache_pressure, &path.field("vmVfsCachePressure")),
-        }
-    }
-}
-
-impl Convert<hub::status::KubeletConfig> for spoke::status::KubeletConfig {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::KubeletConfig {
-        hub::status::KubeletConfig {
-            cpu_manager_policy: cx.copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
-            cpu_cfs_quota: cx.copy(&self.cpu_cfs_quota, &path.field("cpuCfsQuota")),
-            cpu_cfs_quota_period: cx.copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
-            image_gc_high_threshold: cx.copy(&self.image_gc_high_threshold, &path.field("imageGcHighThreshold")),
-            image_gc_low_threshold: cx.copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
-            topology_manager_policy: cx.copy(&self.topology_manager_policy, &path.field("topologyManagerPolicy")),
-            allowed_unsafe_sysctls: cx.copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
-            fail_swap_on: cx.copy(&self.fail_swap_on, &path.field("failSwapOn")),
-            container_log_max_size_mb: cx.copy(&self.container_log_max_size_mb, &path.field("containerLogMaxSizeMB")),
-            container_log_max_files: cx.copy(&self.container_log_max_files, &path.field("containerLogMaxFiles")),
-            pod_max_pids: cx.copy(&self.pod_max_pids, &path.field("podMaxPids")),
-        }
-    }
-}
-
-impl Convert<spoke::status::KubeletConfig> for hub::status::KubeletConfig {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::KubeletConfig {
-        spoke::status::KubeletConfig {
-            cpu_manager_policy: cx.copy(&self.cpu_manager_policy, &path.field("cpuManagerPolicy")),
-            cpu_cfs_quota: cx.copy(&self.cpu_cfs_quota, &path.field("cpuCfsQuota")),
-            cpu_cfs_quota_period: cx.copy(&self.cpu_cfs_quota_period, &path.field("cpuCfsQuotaPeriod")),
-            image_gc_high_threshold: cx.copy(&self.image_gc_high_threshold, &path.field("imageGcHighThreshold")),
-            image_gc_low_threshold: cx.copy(&self.image_gc_low_threshold, &path.field("imageGcLowThreshold")),
-            topology_manager_policy: cx.copy(&self.topology_manager_policy, &path.field("topologyManagerPolicy")),
-            allowed_unsafe_sysctls: cx.copy(&self.allowed_unsafe_sysctls, &path.field("allowedUnsafeSysctls")),
-            fail_swap_on: cx.copy(&self.fail_swap_on, &path.field("failSwapOn")),
-            container_log_max_size_mb: cx.copy(&self.container_log_max_size_mb, &path.field("containerLogMaxSizeMB")),
-            container_log_max_files: cx.copy(&self.container_log_max_files, &path.field("containerLogMaxFiles")),
-            pod_max_pids: cx.copy(&self.pod_max_pids, &path.field("podMaxPids")),
-        }
-    }
-}
-
-impl Convert<hub::status::AgentPoolUpgradeSettings> for spoke::status::AgentPoolUpgradeSettings {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::AgentPoolUpgradeSettings {
-        hub::status::AgentPoolUpgradeSettings {
-            max_surge: cx.copy(&self.max_surge, &path.field("maxSurge")),
-            max_unavailable: cx.copy(&self.max_unavailable, &path.field("maxUnavailable")),
-            drain_timeout_in_minutes: cx.copy(&self.drain_timeout_in_minutes, &path.field("drainTimeoutInMinutes")),
-            node_soak_duration_in_minutes: cx
-                .copy(&self.node_soak_duration_in_minutes, &path.field("nodeSoakDurationInMinutes")),
-            undrainable_node_behavior: cx
-                .spelled(&self.undrainable_node_behavior, &path.field("undrainableNodeBehavior")),
-        }
-    }
-}
-
-impl Convert<spoke::status::AgentPoolUpgradeSettings> for hub::status::AgentPoolUpgradeSettings {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::AgentPoolUpgradeSettings {
-        spoke::status::AgentPoolUpgradeSettings {
-            max_surge: cx.copy(&self.max_surge, &path.field("maxSurge")),
-            max_unavailable: cx.copy(&self.max_unavailable, &path.field("maxUnavailable")),
-            drain_timeout_in_minutes: cx.copy(&self.drain_timeout_in_minutes, &path.field("drainTimeoutInMinutes")),
-            node_soak_duration_in_minutes: cx
-                .copy(&self.node_soak_duration_in_minutes, &path.field("nodeSoakDurationInMinutes")),
-            undrainable_node_behavior: cx
-                .spelled(&self.undrainable_node_behavior, &path.field("undrainableNodeBehavior")),
         }
     }
 }
@@ -541,38 +153,6 @@ impl Convert<spoke::spec::LocalDnsProfile> for hub::spec::LocalDnsProfile {
             mode: cx.spelled(&self.mode, &path.field("mode")),
             vnet_dns_overrides: cx.object(&self.vnet_dns_overrides, &path.field("vnetDNSOverrides")),
             kube_dns_overrides: cx.object(&self.kube_dns_overrides, &path.field("kubeDNSOverrides")),
-        }
-    }
-}
-
-impl Convert<hub::spec::LocalDnsOverride> for spoke::spec::LocalDnsOverride {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::LocalDnsOverride {
-        hub::spec::LocalDnsOverride {
-            query_logging: cx.spelled(&self.query_logging, &path.field("queryLogging")),
-            protocol: cx.spelled(&self.protocol, &path.field("protocol")),
-            forward_destination: cx.spelled(&self.forward_destination, &path.field("forwardDestination")),
-            forward_policy: cx.spelled(&self.forward_policy, &path.field("forwardPolicy")),
-            max_concurrent: cx.copy(&self.max_concurrent, &path.field("maxConcurrent")),
-            cache_duration_in_seconds: cx.copy(&self.cache_duration_in_seconds, &path.field("cacheDurationInSeconds")),
-            serve_stale_duration_in_seconds: cx
-                .copy(&self.serve_stale_duration_in_seconds, &path.field("serveStaleDurationInSeconds")),
-            serve_stale: cx.spelled(&self.serve_stale, &path.field("serveStale")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::LocalDnsOverride> for hub::spec::LocalDnsOverride {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::LocalDnsOverride {
-        spoke::spec::LocalDnsOverride {
-            query_logging: cx.spelled(&self.query_logging, &path.field("queryLogging")),
-            protocol: cx.spelled(&self.protocol, &path.field("protocol")),
-            forward_destination: cx.spelled(&self.forward_destination, &path.field("forwardDestination")),
-            forward_policy: cx.spelled(&self.forward_policy, &path.field("forwardPolicy")),
-            max_concurrent: cx.copy(&self.max_concurrent, &path.field("maxConcurrent")),
-            cache_duration_in_seconds: cx.copy(&self.cache_duration_in_seconds, &path.field("cacheDurationInSeconds")),
-            serve_stale_duration_in_seconds: cx
-                .copy(&self.serve_stale_duration_in_seconds, &path.field("serveStaleDurationInSeconds")),
-            serve_stale: cx.spelled(&self.serve_stale, &path.field("serveStale")),
         }
     }
 }
@@ -953,22 +533,6 @@ impl Convert<spoke::spec::KubeletConfig> for hub::spec::KubeletConfig {
     }
 }
 
-impl Convert<hub::spec::PowerState> for spoke::spec::PowerState {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::PowerState {
-        hub::spec::PowerState {
-            code: cx.spelled(&self.code, &path.field("code")),
-        }
-    }
-}
-
-impl Convert<spoke::spec::PowerState> for hub::spec::PowerState {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::PowerState {
-        spoke::spec::PowerState {
-            code: cx.spelled(&self.code, &path.field("code")),
-        }
-    }
-}
-
 impl Convert<hub::spec::AgentPoolUpgradeSettings> for spoke::spec::AgentPoolUpgradeSettings {
     fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::AgentPoolUpgradeSettings {
         hub::spec::AgentPoolUpgradeSettings {
@@ -997,17 +561,17 @@ impl Convert<spoke::spec::AgentPoolUpgradeSettings> for hub::spec::AgentPoolUpgr
     }
 }
 
-impl Convert<hub::status::PowerState> for spoke::status::PowerState {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::status::PowerState {
-        hub::status::PowerState {
+impl Convert<hub::spec::PowerState> for spoke::spec::PowerState {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> hub::spec::PowerState {
+        hub::spec::PowerState {
             code: cx.spelled(&self.code, &path.field("code")),
         }
     }
 }
 
-impl Convert<spoke::status::PowerState> for hub::status::PowerState {
-    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::status::PowerState {
-        spoke::status::PowerState {
+impl Convert<spoke::spec::PowerState> for hub::spec::PowerState {
+    fn convert(&self, cx: &mut Conversion, path: &Path<'_>) -> spoke::spec::PowerState {
+        spoke::spec::PowerState {
             code: cx.spelled(&self.code, &path.field("code")),
         }
     }

@@ -3,85 +3,30 @@
 // ARM API version: 2025-10-01 (Kubernetes version v2alpha1)
 
 //! The status types of the custom resources, used by `shared`.
+//!
+//! The spec types whose every property is both writable and returned are status types too.
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
 use std::collections::BTreeMap;
 
-/// Profile of the managed cluster gateway agent pool.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AgentPoolGatewayProfile {
-    /// The Gateway agent pool associates one public IPPrefix for each static egress gateway to provide public egress. The size of Public IPPrefix should be selected by the user. Each node in the agent pool is assigned with one IP from the IPPrefix. The IPPrefix size thus serves as a cap on the size of the Gateway agent pool. Due to Azure public IPPrefix size limitation, the valid value range is \[28, 31\] (/31 = 2 nodes/IPs, /30 = 4 nodes/IPs, /29 = 8 nodes/IPs, /28 = 16 nodes/IPs). The default value is 31.
-    pub public_ip_prefix_size: Option<i32>,
-}
-
-armgen_runtime::json_object! { AgentPoolGatewayProfile { "publicIPPrefixSize" => public_ip_prefix_size } }
-
-impl From<&arm::AgentPoolGatewayProfile> for AgentPoolGatewayProfile {
-    fn from(arm: &arm::AgentPoolGatewayProfile) -> Self {
-        Self {
-            public_ip_prefix_size: arm.public_ip_prefix_size,
-        }
-    }
-}
-
-/// Network settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AgentPoolNetworkProfile {
-    /// IPTags of instance-level public IPs.
-    pub node_public_ip_tags: Option<Vec<IpTag>>,
-    /// The port ranges that are allowed to access. The specified ranges are allowed to overlap.
-    pub allowed_host_ports: Option<Vec<PortRange>>,
-    /// The IDs of the application security groups which agent pool will associate when created.
-    pub application_security_groups: Option<Vec<String>>,
-}
-
-armgen_runtime::json_object! {
-    AgentPoolNetworkProfile {
-        "nodePublicIPTags" => node_public_ip_tags,
-        "allowedHostPorts" => allowed_host_ports,
-        "applicationSecurityGroups" => application_security_groups,
-    }
-}
-
-impl From<&arm::AgentPoolNetworkProfile> for AgentPoolNetworkProfile {
-    fn from(arm: &arm::AgentPoolNetworkProfile) -> Self {
-        Self {
-            node_public_ip_tags: arm.node_public_ip_tags.as_ref().map(|x| x.iter().map(IpTag::from).collect()),
-            allowed_host_ports: arm.allowed_host_ports.as_ref().map(|x| x.iter().map(PortRange::from).collect()),
-            application_security_groups: arm.application_security_groups.clone(),
-        }
-    }
-}
-
-/// The security settings of an agent pool.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AgentPoolSecurityProfile {
-    /// vTPM is a Trusted Launch feature for configuring a dedicated secure vault for keys and measurements held locally on the node. For more details, see aka.ms/aks/trustedlaunch. If not specified, the default is false.
-    pub enable_vtpm: Option<bool>,
-    /// Secure Boot is a feature of Trusted Launch which ensures that only signed operating systems and drivers can boot. For more details, see aka.ms/aks/trustedlaunch.  If not specified, the default is false.
-    pub enable_secure_boot: Option<bool>,
-    /// SSH access method of an agent pool.
-    pub ssh_access: Option<arm::AgentPoolSshAccess>,
-}
-
-armgen_runtime::json_object! {
-    AgentPoolSecurityProfile {
-        "enableVTPM" => enable_vtpm,
-        "enableSecureBoot" => enable_secure_boot,
-        "sshAccess" => ssh_access,
-    }
-}
-
-impl From<&arm::AgentPoolSecurityProfile> for AgentPoolSecurityProfile {
-    fn from(arm: &arm::AgentPoolSecurityProfile) -> Self {
-        Self {
-            enable_vtpm: arm.enable_vtpm,
-            enable_secure_boot: arm.enable_secure_boot,
-            ssh_access: arm.ssh_access.clone(),
-        }
-    }
-}
+pub use super::super::spec::AgentPoolGatewayProfile;
+pub use super::super::spec::AgentPoolNetworkProfile;
+pub use super::super::spec::AgentPoolSecurityProfile;
+pub use super::super::spec::AgentPoolUpgradeSettings;
+pub use super::super::spec::AgentPoolWindowsProfile;
+pub use super::super::spec::GpuProfile;
+pub use super::super::spec::IpTag;
+pub use super::super::spec::KubeletConfig;
+pub use super::super::spec::LinuxOsConfig;
+pub use super::super::spec::LocalDnsOverride;
+pub use super::super::spec::ManualScaleProfile;
+pub use super::super::spec::PortRange;
+pub use super::super::spec::PowerState;
+pub use super::super::spec::ScaleProfile;
+pub use super::super::spec::SysctlConfig;
+pub use super::super::spec::VirtualMachineNodes;
+pub use super::super::spec::VirtualMachinesProfile;
 
 /// Contains read-only information about the Agent Pool.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -96,60 +41,6 @@ impl From<&arm::AgentPoolStatus> for AgentPoolStatus {
     fn from(arm: &arm::AgentPoolStatus) -> Self {
         Self {
             provisioning_error: arm.provisioning_error.as_ref().map(ErrorDetail::from),
-        }
-    }
-}
-
-/// Settings for upgrading an agentpool
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AgentPoolUpgradeSettings {
-    /// The maximum number or percentage of nodes that are surged during upgrade. This can either be set to an integer (e.g. '5') or a percentage (e.g. '50%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 10%. For more information, including best practices, see: <https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster>
-    pub max_surge: Option<String>,
-    /// The maximum number or percentage of nodes that can be simultaneously unavailable during upgrade. This can either be set to an integer (e.g. '1') or a percentage (e.g. '5%'). If a percentage is specified, it is the percentage of the total agent pool size at the time of the upgrade. For percentages, fractional nodes are rounded up. If not specified, the default is 0. For more information, including best practices, see: <https://learn.microsoft.com/en-us/azure/aks/upgrade-cluster>
-    pub max_unavailable: Option<String>,
-    /// The drain timeout for a node. The amount of time (in minutes) to wait on eviction of pods and graceful termination per node. This eviction wait time honors waiting on pod disruption budgets. If this time is exceeded, the upgrade fails. If not specified, the default is 30 minutes.
-    pub drain_timeout_in_minutes: Option<i32>,
-    /// The soak duration for a node. The amount of time (in minutes) to wait after draining a node and before reimaging it and moving on to next node. If not specified, the default is 0 minutes.
-    pub node_soak_duration_in_minutes: Option<i32>,
-    /// Defines the behavior for undrainable nodes during upgrade. The most common cause of undrainable nodes is Pod Disruption Budgets (PDBs), but other issues, such as pod termination grace period is exceeding the remaining per-node drain timeout or pod is still being in a running state, can also cause undrainable nodes.
-    pub undrainable_node_behavior: Option<arm::UndrainableNodeBehavior>,
-}
-
-armgen_runtime::json_object! {
-    AgentPoolUpgradeSettings {
-        "maxSurge" => max_surge,
-        "maxUnavailable" => max_unavailable,
-        "drainTimeoutInMinutes" => drain_timeout_in_minutes,
-        "nodeSoakDurationInMinutes" => node_soak_duration_in_minutes,
-        "undrainableNodeBehavior" => undrainable_node_behavior,
-    }
-}
-
-impl From<&arm::AgentPoolUpgradeSettings> for AgentPoolUpgradeSettings {
-    fn from(arm: &arm::AgentPoolUpgradeSettings) -> Self {
-        Self {
-            max_surge: arm.max_surge.clone(),
-            max_unavailable: arm.max_unavailable.clone(),
-            drain_timeout_in_minutes: arm.drain_timeout_in_minutes,
-            node_soak_duration_in_minutes: arm.node_soak_duration_in_minutes,
-            undrainable_node_behavior: arm.undrainable_node_behavior.clone(),
-        }
-    }
-}
-
-/// The Windows agent pool's specific profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AgentPoolWindowsProfile {
-    /// Whether to disable OutboundNAT in windows nodes. The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
-    pub disable_outbound_nat: Option<bool>,
-}
-
-armgen_runtime::json_object! { AgentPoolWindowsProfile { "disableOutboundNat" => disable_outbound_nat } }
-
-impl From<&arm::AgentPoolWindowsProfile> for AgentPoolWindowsProfile {
-    fn from(arm: &arm::AgentPoolWindowsProfile) -> Self {
-        Self {
-            disable_outbound_nat: arm.disable_outbound_nat,
         }
     }
 }
@@ -228,184 +119,6 @@ impl From<&arm::ErrorDetail> for ErrorDetail {
     }
 }
 
-/// GPU settings for the Agent Pool.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct GpuProfile {
-    /// Whether to install GPU drivers. When it's not specified, default is Install.
-    pub driver: Option<arm::GpuDriver>,
-}
-
-armgen_runtime::json_object! { GpuProfile { "driver" => driver } }
-
-impl From<&arm::GpuProfile> for GpuProfile {
-    fn from(arm: &arm::GpuProfile) -> Self {
-        Self { driver: arm.driver.clone() }
-    }
-}
-
-/// Contains the IPTag associated with the object.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct IpTag {
-    /// The IP tag type. Example: RoutingPreference.
-    pub ip_tag_type: Option<String>,
-    /// The value of the IP tag associated with the public IP. Example: Internet.
-    pub tag: Option<String>,
-}
-
-armgen_runtime::json_object! { IpTag { "ipTagType" => ip_tag_type, "tag" => tag } }
-
-impl From<&arm::IpTag> for IpTag {
-    fn from(arm: &arm::IpTag) -> Self {
-        Self {
-            ip_tag_type: arm.ip_tag_type.clone(),
-            tag: arm.tag.clone(),
-        }
-    }
-}
-
-/// Kubelet configurations of agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct KubeletConfig {
-    /// The CPU Manager policy to use. The default is 'none'. See [Kubernetes CPU management policies](<https://kubernetes.io/docs/tasks/administer-cluster/cpu-management-policies/#cpu-management-policies>) for more information. Allowed values are 'none' and 'static'.
-    pub cpu_manager_policy: Option<String>,
-    /// If CPU CFS quota enforcement is enabled for containers that specify CPU limits. The default is true.
-    pub cpu_cfs_quota: Option<bool>,
-    /// The CPU CFS quota period value. The default is '100ms.' Valid values are a sequence of decimal numbers with an optional fraction and a unit suffix. For example: '300ms', '2h45m'. Supported units are 'ns', 'us', 'ms', 's', 'm', and 'h'.
-    pub cpu_cfs_quota_period: Option<String>,
-    /// The percent of disk usage after which image garbage collection is always run. To disable image garbage collection, set to 100. The default is 85%
-    pub image_gc_high_threshold: Option<i32>,
-    /// The percent of disk usage before which image garbage collection is never run. This cannot be set higher than imageGcHighThreshold. The default is 80%
-    pub image_gc_low_threshold: Option<i32>,
-    /// The Topology Manager policy to use. For more information see [Kubernetes Topology Manager](<https://kubernetes.io/docs/tasks/administer-cluster/topology-manager>). The default is 'none'. Allowed values are 'none', 'best-effort', 'restricted', and 'single-numa-node'.
-    pub topology_manager_policy: Option<String>,
-    /// Allowed list of unsafe sysctls or unsafe sysctl patterns (ending in `*`).
-    pub allowed_unsafe_sysctls: Option<Vec<String>>,
-    /// If set to true it will make the Kubelet fail to start if swap is enabled on the node.
-    pub fail_swap_on: Option<bool>,
-    /// The maximum size (e.g. 10Mi) of container log file before it is rotated.
-    pub container_log_max_size_mb: Option<i32>,
-    /// The maximum number of container log files that can be present for a container. The number must be ≥ 2.
-    pub container_log_max_files: Option<i32>,
-    /// The maximum number of processes per pod.
-    pub pod_max_pids: Option<i32>,
-}
-
-armgen_runtime::json_object! {
-    KubeletConfig {
-        "cpuManagerPolicy" => cpu_manager_policy,
-        "cpuCfsQuota" => cpu_cfs_quota,
-        "cpuCfsQuotaPeriod" => cpu_cfs_quota_period,
-        "imageGcHighThreshold" => image_gc_high_threshold,
-        "imageGcLowThreshold" => image_gc_low_threshold,
-        "topologyManagerPolicy" => topology_manager_policy,
-        "allowedUnsafeSysctls" => allowed_unsafe_sysctls,
-        "failSwapOn" => fail_swap_on,
-        "containerLogMaxSizeMB" => container_log_max_size_mb,
-        "containerLogMaxFiles" => container_log_max_files,
-        "podMaxPids" => pod_max_pids,
-    }
-}
-
-impl From<&arm::KubeletConfig> for KubeletConfig {
-    fn from(arm: &arm::KubeletConfig) -> Self {
-        Self {
-            cpu_manager_policy: arm.cpu_manager_policy.clone(),
-            cpu_cfs_quota: arm.cpu_cfs_quota,
-            cpu_cfs_quota_period: arm.cpu_cfs_quota_period.clone(),
-            image_gc_high_threshold: arm.image_gc_high_threshold,
-            image_gc_low_threshold: arm.image_gc_low_threshold,
-            topology_manager_policy: arm.topology_manager_policy.clone(),
-            allowed_unsafe_sysctls: arm.allowed_unsafe_sysctls.clone(),
-            fail_swap_on: arm.fail_swap_on,
-            container_log_max_size_mb: arm.container_log_max_size_mb,
-            container_log_max_files: arm.container_log_max_files,
-            pod_max_pids: arm.pod_max_pids,
-        }
-    }
-}
-
-/// OS configurations of Linux agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct LinuxOsConfig {
-    /// Sysctl settings for Linux agent nodes.
-    pub sysctls: Option<SysctlConfig>,
-    /// Whether transparent hugepages are enabled. Valid values are 'always', 'madvise', and 'never'. The default is 'always'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    pub transparent_huge_page_enabled: Option<String>,
-    /// Whether the kernel should make aggressive use of memory compaction to make more hugepages available. Valid values are 'always', 'defer', 'defer+madvise', 'madvise' and 'never'. The default is 'madvise'. For more information see [Transparent Hugepages](<https://www.kernel.org/doc/html/latest/admin-guide/mm/transhuge.html#admin-guide-transhuge>).
-    pub transparent_huge_page_defrag: Option<String>,
-    /// The size in MB of a swap file that will be created on each node.
-    pub swap_file_size_mb: Option<i32>,
-}
-
-armgen_runtime::json_object! {
-    LinuxOsConfig {
-        "sysctls" => sysctls,
-        "transparentHugePageEnabled" => transparent_huge_page_enabled,
-        "transparentHugePageDefrag" => transparent_huge_page_defrag,
-        "swapFileSizeMB" => swap_file_size_mb,
-    }
-}
-
-impl From<&arm::LinuxOsConfig> for LinuxOsConfig {
-    fn from(arm: &arm::LinuxOsConfig) -> Self {
-        Self {
-            sysctls: arm.sysctls.as_ref().map(SysctlConfig::from),
-            transparent_huge_page_enabled: arm.transparent_huge_page_enabled.clone(),
-            transparent_huge_page_defrag: arm.transparent_huge_page_defrag.clone(),
-            swap_file_size_mb: arm.swap_file_size_mb,
-        }
-    }
-}
-
-/// Overrides for localDNS profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct LocalDnsOverride {
-    /// Log level for DNS queries in localDNS.
-    pub query_logging: Option<arm::LocalDnsQueryLogging>,
-    /// Enforce TCP or prefer UDP protocol for connections from localDNS to upstream DNS server.
-    pub protocol: Option<arm::LocalDnsProtocol>,
-    /// Destination server for DNS queries to be forwarded from localDNS.
-    pub forward_destination: Option<arm::LocalDnsForwardDestination>,
-    /// Forward policy for selecting upstream DNS server. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
-    pub forward_policy: Option<arm::LocalDnsForwardPolicy>,
-    /// Maximum number of concurrent queries. See [forward plugin](<https://coredns.io/plugins/forward>) for more information.
-    pub max_concurrent: Option<i32>,
-    /// Cache max TTL in seconds. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
-    pub cache_duration_in_seconds: Option<i32>,
-    /// Serve stale duration in seconds. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
-    pub serve_stale_duration_in_seconds: Option<i32>,
-    /// Policy for serving stale data. See [cache plugin](<https://coredns.io/plugins/cache>) for more information.
-    pub serve_stale: Option<arm::LocalDnsServeStale>,
-}
-
-armgen_runtime::json_object! {
-    LocalDnsOverride {
-        "queryLogging" => query_logging,
-        "protocol" => protocol,
-        "forwardDestination" => forward_destination,
-        "forwardPolicy" => forward_policy,
-        "maxConcurrent" => max_concurrent,
-        "cacheDurationInSeconds" => cache_duration_in_seconds,
-        "serveStaleDurationInSeconds" => serve_stale_duration_in_seconds,
-        "serveStale" => serve_stale,
-    }
-}
-
-impl From<&arm::LocalDnsOverride> for LocalDnsOverride {
-    fn from(arm: &arm::LocalDnsOverride) -> Self {
-        Self {
-            query_logging: arm.query_logging.clone(),
-            protocol: arm.protocol.clone(),
-            forward_destination: arm.forward_destination.clone(),
-            forward_policy: arm.forward_policy.clone(),
-            max_concurrent: arm.max_concurrent,
-            cache_duration_in_seconds: arm.cache_duration_in_seconds,
-            serve_stale_duration_in_seconds: arm.serve_stale_duration_in_seconds,
-            serve_stale: arm.serve_stale.clone(),
-        }
-    }
-}
-
 /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct LocalDnsProfile {
@@ -437,218 +150,14 @@ impl From<&arm::LocalDnsProfile> for LocalDnsProfile {
                 .vnet_dns_overrides
                 .as_ref()
                 .map(|x| {
-                    x.iter().map(|(key, x)| (key.clone(), LocalDnsOverride::from(x))).collect()
+                    x.iter().map(|(key, x)| (key.clone(), LocalDnsOverride::from_arm(x))).collect()
                 }),
             kube_dns_overrides: arm
                 .kube_dns_overrides
                 .as_ref()
                 .map(|x| {
-                    x.iter().map(|(key, x)| (key.clone(), LocalDnsOverride::from(x))).collect()
+                    x.iter().map(|(key, x)| (key.clone(), LocalDnsOverride::from_arm(x))).collect()
                 }),
-        }
-    }
-}
-
-/// Specifications on number of machines.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManualScaleProfile {
-    /// VM size that AKS will use when creating and scaling e.g. 'Standard_E4s_v3', 'Standard_E16s_v3' or 'Standard_D16s_v5'.
-    pub size: Option<String>,
-    /// Number of nodes.
-    pub count: Option<i32>,
-}
-
-armgen_runtime::json_object! { ManualScaleProfile { "size" => size, "count" => count } }
-
-impl From<&arm::ManualScaleProfile> for ManualScaleProfile {
-    fn from(arm: &arm::ManualScaleProfile) -> Self {
-        Self {
-            size: arm.size.clone(),
-            count: arm.count,
-        }
-    }
-}
-
-/// The port range.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct PortRange {
-    /// The minimum port that is included in the range. It should be ranged from 1 to 65535, and be less than or equal to portEnd.
-    pub port_start: Option<i32>,
-    /// The maximum port that is included in the range. It should be ranged from 1 to 65535, and be greater than or equal to portStart.
-    pub port_end: Option<i32>,
-    /// The network protocol of the port.
-    pub protocol: Option<arm::Protocol>,
-}
-
-armgen_runtime::json_object! { PortRange { "portStart" => port_start, "portEnd" => port_end, "protocol" => protocol } }
-
-impl From<&arm::PortRange> for PortRange {
-    fn from(arm: &arm::PortRange) -> Self {
-        Self {
-            port_start: arm.port_start,
-            port_end: arm.port_end,
-            protocol: arm.protocol.clone(),
-        }
-    }
-}
-
-/// Describes the Power State of the cluster
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct PowerState {
-    /// Tells whether the cluster is Running or Stopped
-    pub code: Option<arm::Code>,
-}
-
-armgen_runtime::json_object! { PowerState { "code" => code } }
-
-impl From<&arm::PowerState> for PowerState {
-    fn from(arm: &arm::PowerState) -> Self {
-        Self { code: arm.code.clone() }
-    }
-}
-
-/// Specifications on how to scale a VirtualMachines agent pool.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ScaleProfile {
-    /// Specifications on how to scale the VirtualMachines agent pool to a fixed size.
-    pub manual: Option<Vec<ManualScaleProfile>>,
-}
-
-armgen_runtime::json_object! { ScaleProfile { "manual" => manual } }
-
-impl From<&arm::ScaleProfile> for ScaleProfile {
-    fn from(arm: &arm::ScaleProfile) -> Self {
-        Self {
-            manual: arm.manual.as_ref().map(|x| x.iter().map(ManualScaleProfile::from).collect()),
-        }
-    }
-}
-
-/// Sysctl settings for Linux agent nodes.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct SysctlConfig {
-    /// Sysctl setting net.core.somaxconn.
-    pub net_core_somaxconn: Option<i32>,
-    /// Sysctl setting net.core.netdev_max_backlog.
-    pub net_core_netdev_max_backlog: Option<i32>,
-    /// Sysctl setting net.core.rmem_default.
-    pub net_core_rmem_default: Option<i32>,
-    /// Sysctl setting net.core.rmem_max.
-    pub net_core_rmem_max: Option<i32>,
-    /// Sysctl setting net.core.wmem_default.
-    pub net_core_wmem_default: Option<i32>,
-    /// Sysctl setting net.core.wmem_max.
-    pub net_core_wmem_max: Option<i32>,
-    /// Sysctl setting net.core.optmem_max.
-    pub net_core_optmem_max: Option<i32>,
-    /// Sysctl setting net.ipv4.tcp_max_syn_backlog.
-    pub net_ipv4_tcp_max_syn_backlog: Option<i32>,
-    /// Sysctl setting net.ipv4.tcp_max_tw_buckets.
-    pub net_ipv4_tcp_max_tw_buckets: Option<i32>,
-    /// Sysctl setting net.ipv4.tcp_fin_timeout.
-    pub net_ipv4_tcp_fin_timeout: Option<i32>,
-    /// Sysctl setting net.ipv4.tcp_keepalive_time.
-    pub net_ipv4_tcp_keepalive_time: Option<i32>,
-    /// Sysctl setting net.ipv4.tcp_keepalive_probes.
-    pub net_ipv4_tcp_keepalive_probes: Option<i32>,
-    /// Sysctl setting net.ipv4.tcp_keepalive_intvl.
-    pub net_ipv4_tcpkeepalive_intvl: Option<i32>,
-    /// Sysctl setting net.ipv4.tcp_tw_reuse.
-    pub net_ipv4_tcp_tw_reuse: Option<bool>,
-    /// Sysctl setting net.ipv4.ip_local_port_range.
-    pub net_ipv4_ip_local_port_range: Option<String>,
-    /// Sysctl setting net.ipv4.neigh.default.gc_thresh1.
-    pub net_ipv4_neigh_default_gc_thresh1: Option<i32>,
-    /// Sysctl setting net.ipv4.neigh.default.gc_thresh2.
-    pub net_ipv4_neigh_default_gc_thresh2: Option<i32>,
-    /// Sysctl setting net.ipv4.neigh.default.gc_thresh3.
-    pub net_ipv4_neigh_default_gc_thresh3: Option<i32>,
-    /// Sysctl setting net.netfilter.nf_conntrack_max.
-    pub net_netfilter_nf_conntrack_max: Option<i32>,
-    /// Sysctl setting net.netfilter.nf_conntrack_buckets.
-    pub net_netfilter_nf_conntrack_buckets: Option<i32>,
-    /// Sysctl setting fs.inotify.max_user_watches.
-    pub fs_inotify_max_user_watches: Option<i32>,
-    /// Sysctl setting fs.file-max.
-    pub fs_file_max: Option<i32>,
-    /// Sysctl setting fs.aio-max-nr.
-    pub fs_aio_max_nr: Option<i32>,
-    /// Sysctl setting fs.nr_open.
-    pub fs_nr_open: Option<i32>,
-    /// Sysctl setting kernel.threads-max.
-    pub kernel_threads_max: Option<i32>,
-    /// Sysctl setting vm.max_map_count.
-    pub vm_max_map_count: Option<i32>,
-    /// Sysctl setting vm.swappiness.
-    pub vm_swappiness: Option<i32>,
-    /// Sysctl setting vm.vfs_cache_pressure.
-    pub vm_vfs_cache_pressure: Option<i32>,
-}
-
-armgen_runtime::json_object! {
-    SysctlConfig {
-        "netCoreSomaxconn" => net_core_somaxconn,
-        "netCoreNetdevMaxBacklog" => net_core_netdev_max_backlog,
-        "netCoreRmemDefault" => net_core_rmem_default,
-        "netCoreRmemMax" => net_core_rmem_max,
-        "netCoreWmemDefault" => net_core_wmem_default,
-        "netCoreWmemMax" => net_core_wmem_max,
-        "netCoreOptmemMax" => net_core_optmem_max,
-        "netIpv4TcpMaxSynBacklog" => net_ipv4_tcp_max_syn_backlog,
-        "netIpv4TcpMaxTwBuckets" => net_ipv4_tcp_max_tw_buckets,
-        "netIpv4TcpFinTimeout" => net_ipv4_tcp_fin_timeout,
-        "netIpv4TcpKeepaliveTime" => net_ipv4_tcp_keepalive_time,
-        "netIpv4TcpKeepaliveProbes" => net_ipv4_tcp_keepalive_probes,
-        "netIpv4TcpkeepaliveIntvl" => net_ipv4_tcpkeepalive_intvl,
-        "netIpv4TcpTwReuse" => net_ipv4_tcp_tw_reuse,
-        "netIpv4IpLocalPortRange" => net_ipv4_ip_local_port_range,
-        "netIpv4NeighDefaultGcThresh1" => net_ipv4_neigh_default_gc_thresh1,
-        "netIpv4NeighDefaultGcThresh2" => net_ipv4_neigh_default_gc_thresh2,
-        "netIpv4NeighDefaultGcThresh3" => net_ipv4_neigh_default_gc_thresh3,
-        "netNetfilterNfConntrackMax" => net_netfilter_nf_conntrack_max,
-        "netNetfilterNfConntrackBuckets" => net_netfilter_nf_conntrack_buckets,
-        "fsInotifyMaxUserWatches" => fs_inotify_max_user_watches,
-        "fsFileMax" => fs_file_max,
-        "fsAioMaxNr" => fs_aio_max_nr,
-        "fsNrOpen" => fs_nr_open,
-        "kernelThreadsMax" => kernel_threads_max,
-        "vmMaxMapCount" => vm_max_map_count,
-        "vmSwappiness" => vm_swappiness,
-        "vmVfsCachePressure" => vm_vfs_cache_pressure,
-    }
-}
-
-impl From<&arm::SysctlConfig> for SysctlConfig {
-    fn from(arm: &arm::SysctlConfig) -> Self {
-        Self {
-            net_core_somaxconn: arm.net_core_somaxconn,
-            net_core_netdev_max_backlog: arm.net_core_netdev_max_backlog,
-            net_core_rmem_default: arm.net_core_rmem_default,
-            net_core_rmem_max: arm.net_core_rmem_max,
-            net_core_wmem_default: arm.net_core_wmem_default,
-            net_core_wmem_max: arm.net_core_wmem_max,
-            net_core_optmem_max: arm.net_core_optmem_max,
-            net_ipv4_tcp_max_syn_backlog: arm.net_ipv4_tcp_max_syn_backlog,
-            net_ipv4_tcp_max_tw_buckets: arm.net_ipv4_tcp_max_tw_buckets,
-            net_ipv4_tcp_fin_timeout: arm.net_ipv4_tcp_fin_timeout,
-            net_ipv4_tcp_keepalive_time: arm.net_ipv4_tcp_keepalive_time,
-            net_ipv4_tcp_keepalive_probes: arm.net_ipv4_tcp_keepalive_probes,
-            net_ipv4_tcpkeepalive_intvl: arm.net_ipv4_tcpkeepalive_intvl,
-            net_ipv4_tcp_tw_reuse: arm.net_ipv4_tcp_tw_reuse,
-            net_ipv4_ip_local_port_range: arm.net_ipv4_ip_local_port_range.clone(),
-            net_ipv4_neigh_default_gc_thresh1: arm.net_ipv4_neigh_default_gc_thresh1,
-            net_ipv4_neigh_default_gc_thresh2: arm.net_ipv4_neigh_default_gc_thresh2,
-            net_ipv4_neigh_default_gc_thresh3: arm.net_ipv4_neigh_default_gc_thresh3,
-            net_netfilter_nf_conntrack_max: arm.net_netfilter_nf_conntrack_max,
-            net_netfilter_nf_conntrack_buckets: arm.net_netfilter_nf_conntrack_buckets,
-            fs_inotify_max_user_watches: arm.fs_inotify_max_user_watches,
-            fs_file_max: arm.fs_file_max,
-            fs_aio_max_nr: arm.fs_aio_max_nr,
-            fs_nr_open: arm.fs_nr_open,
-            kernel_threads_max: arm.kernel_threads_max,
-            vm_max_map_count: arm.vm_max_map_count,
-            vm_swappiness: arm.vm_swappiness,
-            vm_vfs_cache_pressure: arm.vm_vfs_cache_pressure,
         }
     }
 }
@@ -690,43 +199,6 @@ impl From<&arm::SystemData> for SystemData {
             last_modified_by: arm.last_modified_by.clone(),
             last_modified_by_type: arm.last_modified_by_type.clone(),
             last_modified_at: arm.last_modified_at.clone(),
-        }
-    }
-}
-
-/// Current status on a group of nodes of the same vm size.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct VirtualMachineNodes {
-    /// The VM size of the agents used to host this group of nodes.
-    pub size: Option<String>,
-    /// Number of nodes.
-    pub count: Option<i32>,
-}
-
-armgen_runtime::json_object! { VirtualMachineNodes { "size" => size, "count" => count } }
-
-impl From<&arm::VirtualMachineNodes> for VirtualMachineNodes {
-    fn from(arm: &arm::VirtualMachineNodes) -> Self {
-        Self {
-            size: arm.size.clone(),
-            count: arm.count,
-        }
-    }
-}
-
-/// Specifications on VirtualMachines agent pool.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct VirtualMachinesProfile {
-    /// Specifications on how to scale a VirtualMachines agent pool.
-    pub scale: Option<ScaleProfile>,
-}
-
-armgen_runtime::json_object! { VirtualMachinesProfile { "scale" => scale } }
-
-impl From<&arm::VirtualMachinesProfile> for VirtualMachinesProfile {
-    fn from(arm: &arm::VirtualMachinesProfile) -> Self {
-        Self {
-            scale: arm.scale.as_ref().map(ScaleProfile::from),
         }
     }
 }

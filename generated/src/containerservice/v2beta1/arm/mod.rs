@@ -45,6 +45,7 @@ mod snapshot;
 pub use snapshot::*;
 mod trusted_access_role_binding;
 pub use trusted_access_role_binding::*;
+
 /// The resources of this API version, sorted by ARM type.
 pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
     armgen_runtime::ResourceInfo {

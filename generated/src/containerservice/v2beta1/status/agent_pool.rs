@@ -478,9 +478,9 @@ impl From<&arm::ManagedClusterAgentPoolProfileProperties> for ManagedClusterAgen
             orchestrator_version: arm.orchestrator_version.clone(),
             current_orchestrator_version: arm.current_orchestrator_version.clone(),
             node_image_version: arm.node_image_version.clone(),
-            upgrade_settings: arm.upgrade_settings.as_ref().map(AgentPoolUpgradeSettings::from),
+            upgrade_settings: arm.upgrade_settings.as_ref().map(AgentPoolUpgradeSettings::from_arm),
             provisioning_state: arm.provisioning_state.clone(),
-            power_state: arm.power_state.as_ref().map(PowerState::from),
+            power_state: arm.power_state.as_ref().map(PowerState::from_arm),
             availability_zones: arm.availability_zones.clone(),
             enable_node_public_ip: arm.enable_node_public_ip,
             node_public_ip_prefix_id: arm.node_public_ip_prefix_id.clone(),
@@ -491,8 +491,8 @@ impl From<&arm::ManagedClusterAgentPoolProfileProperties> for ManagedClusterAgen
             node_labels: arm.node_labels.clone(),
             node_taints: arm.node_taints.clone(),
             proximity_placement_group_id: arm.proximity_placement_group_id.clone(),
-            kubelet_config: arm.kubelet_config.as_ref().map(KubeletConfig::from),
-            linux_os_config: arm.linux_os_config.as_ref().map(LinuxOsConfig::from),
+            kubelet_config: arm.kubelet_config.as_ref().map(KubeletConfig::from_arm),
+            linux_os_config: arm.linux_os_config.as_ref().map(LinuxOsConfig::from_arm),
             enable_encryption_at_host: arm.enable_encryption_at_host,
             enable_ultra_ssd: arm.enable_ultra_ssd,
             enable_fips: arm.enable_fips,
@@ -500,20 +500,20 @@ impl From<&arm::ManagedClusterAgentPoolProfileProperties> for ManagedClusterAgen
             creation_data: arm.creation_data.as_ref().map(CreationData::from),
             capacity_reservation_group_id: arm.capacity_reservation_group_id.clone(),
             host_group_id: arm.host_group_id.clone(),
-            network_profile: arm.network_profile.as_ref().map(AgentPoolNetworkProfile::from),
-            windows_profile: arm.windows_profile.as_ref().map(AgentPoolWindowsProfile::from),
-            security_profile: arm.security_profile.as_ref().map(AgentPoolSecurityProfile::from),
-            gpu_profile: arm.gpu_profile.as_ref().map(GpuProfile::from),
-            gateway_profile: arm.gateway_profile.as_ref().map(AgentPoolGatewayProfile::from),
+            network_profile: arm.network_profile.as_ref().map(AgentPoolNetworkProfile::from_arm),
+            windows_profile: arm.windows_profile.as_ref().map(AgentPoolWindowsProfile::from_arm),
+            security_profile: arm.security_profile.as_ref().map(AgentPoolSecurityProfile::from_arm),
+            gpu_profile: arm.gpu_profile.as_ref().map(GpuProfile::from_arm),
+            gateway_profile: arm.gateway_profile.as_ref().map(AgentPoolGatewayProfile::from_arm),
             artifact_streaming_profile: arm
                 .artifact_streaming_profile
                 .as_ref()
-                .map(AgentPoolArtifactStreamingProfile::from),
-            virtual_machines_profile: arm.virtual_machines_profile.as_ref().map(VirtualMachinesProfile::from),
+                .map(AgentPoolArtifactStreamingProfile::from_arm),
+            virtual_machines_profile: arm.virtual_machines_profile.as_ref().map(VirtualMachinesProfile::from_arm),
             virtual_machine_nodes_status: arm
                 .virtual_machine_nodes_status
                 .as_ref()
-                .map(|x| x.iter().map(VirtualMachineNodes::from).collect()),
+                .map(|x| x.iter().map(VirtualMachineNodes::from_arm).collect()),
             status: arm.status.as_ref().map(AgentPoolStatus::from),
             local_dns_profile: arm.local_dns_profile.as_ref().map(LocalDnsProfile::from),
         }

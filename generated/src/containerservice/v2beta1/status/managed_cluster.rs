@@ -3,119 +3,69 @@
 // ARM API version: 2026-08-01 (Kubernetes version v2beta1)
 
 //! The status types of the custom resources, used by `managed_cluster`.
+//!
+//! The spec types whose every property is both writable and returned are status types too.
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
 use std::collections::BTreeMap;
 
-/// Advanced Networking profile for enabling observability and security feature suite on a cluster. For more information see aka.ms/aksadvancednetworking.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AdvancedNetworking {
-    /// Indicates the enablement of Advanced Networking functionalities of observability and security on AKS clusters. When this is set to true, all observability and security features will be set to enabled unless explicitly disabled. If not specified, the default is false.
-    pub enabled: Option<bool>,
-    /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
-    pub observability: Option<AdvancedNetworkingObservability>,
-    /// Security profile to enable security features on cilium based cluster.
-    pub security: Option<AdvancedNetworkingSecurity>,
-    /// Profile to enable performance-enhancing features on clusters that use Azure CNI powered by Cilium.
-    pub performance: Option<AdvancedNetworkingPerformance>,
-}
-
-armgen_runtime::json_object! {
-    AdvancedNetworking {
-        "enabled" => enabled,
-        "observability" => observability,
-        "security" => security,
-        "performance" => performance,
-    }
-}
-
-impl From<&arm::AdvancedNetworking> for AdvancedNetworking {
-    fn from(arm: &arm::AdvancedNetworking) -> Self {
-        Self {
-            enabled: arm.enabled,
-            observability: arm.observability.as_ref().map(AdvancedNetworkingObservability::from),
-            security: arm.security.as_ref().map(AdvancedNetworkingSecurity::from),
-            performance: arm.performance.as_ref().map(AdvancedNetworkingPerformance::from),
-        }
-    }
-}
-
-/// Observability profile to enable advanced network metrics and flow logs with historical contexts.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AdvancedNetworkingObservability {
-    /// Indicates the enablement of Advanced Networking observability functionalities on clusters.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { AdvancedNetworkingObservability { "enabled" => enabled } }
-
-impl From<&arm::AdvancedNetworkingObservability> for AdvancedNetworkingObservability {
-    fn from(arm: &arm::AdvancedNetworkingObservability) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
-
-/// Profile to enable performance-enhancing features on clusters that use Azure CNI powered by Cilium.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AdvancedNetworkingPerformance {
-    /// Enable advanced network acceleration options. This allows users to configure acceleration using BPF host routing. This can be enabled only with Cilium dataplane. If not specified, the default value is None (no acceleration). The acceleration mode can be changed on a pre-existing cluster. See <https://aka.ms/acnsperformance> for a detailed explanation
-    pub acceleration_mode: Option<arm::AccelerationMode>,
-}
-
-armgen_runtime::json_object! { AdvancedNetworkingPerformance { "accelerationMode" => acceleration_mode } }
-
-impl From<&arm::AdvancedNetworkingPerformance> for AdvancedNetworkingPerformance {
-    fn from(arm: &arm::AdvancedNetworkingPerformance) -> Self {
-        Self {
-            acceleration_mode: arm.acceleration_mode.clone(),
-        }
-    }
-}
-
-/// Security profile to enable security features on cilium based cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AdvancedNetworkingSecurity {
-    /// This feature allows user to configure network policy based on DNS (FQDN) names. It can be enabled only on cilium based clusters. If not specified, the default is false.
-    pub enabled: Option<bool>,
-    /// Enable advanced network policies. This allows users to configure Layer 7 network policies (FQDN, HTTP, Kafka). Policies themselves must be configured via the Cilium Network Policy resources, see <https://docs.cilium.io/en/latest/security/policy/index.html>. This can be enabled only on cilium-based clusters. If not specified, the default value is FQDN if security.enabled is set to true.
-    pub advanced_network_policies: Option<arm::AdvancedNetworkPolicies>,
-    /// Encryption configuration for Cilium-based clusters. Once enabled all traffic between Cilium managed pods will be encrypted when it leaves the node boundary.
-    pub transit_encryption: Option<AdvancedNetworkingSecurityTransitEncryption>,
-}
-
-armgen_runtime::json_object! {
-    AdvancedNetworkingSecurity {
-        "enabled" => enabled,
-        "advancedNetworkPolicies" => advanced_network_policies,
-        "transitEncryption" => transit_encryption,
-    }
-}
-
-impl From<&arm::AdvancedNetworkingSecurity> for AdvancedNetworkingSecurity {
-    fn from(arm: &arm::AdvancedNetworkingSecurity) -> Self {
-        Self {
-            enabled: arm.enabled,
-            advanced_network_policies: arm.advanced_network_policies.clone(),
-            transit_encryption: arm.transit_encryption.as_ref().map(AdvancedNetworkingSecurityTransitEncryption::from),
-        }
-    }
-}
-
-/// Encryption configuration for Cilium-based clusters. Once enabled all traffic between Cilium managed pods will be encrypted when it leaves the node boundary.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct AdvancedNetworkingSecurityTransitEncryption {
-    /// Configures pod-to-pod encryption. This can be enabled only on Cilium-based clusters. If not specified, the default value is None.
-    pub r#type: Option<arm::TransitEncryptionType>,
-}
-
-armgen_runtime::json_object! { AdvancedNetworkingSecurityTransitEncryption { "type" => r#type } }
-
-impl From<&arm::AdvancedNetworkingSecurityTransitEncryption> for AdvancedNetworkingSecurityTransitEncryption {
-    fn from(arm: &arm::AdvancedNetworkingSecurityTransitEncryption) -> Self {
-        Self { r#type: arm.r#type.clone() }
-    }
-}
+pub use super::super::spec::AdvancedNetworking;
+pub use super::super::spec::AdvancedNetworkingObservability;
+pub use super::super::spec::AdvancedNetworkingPerformance;
+pub use super::super::spec::AdvancedNetworkingSecurity;
+pub use super::super::spec::AdvancedNetworkingSecurityTransitEncryption;
+pub use super::super::spec::ClusterUpgradeSettings;
+pub use super::super::spec::ContainerServiceLinuxProfile;
+pub use super::super::spec::ContainerServiceSshConfiguration;
+pub use super::super::spec::ContainerServiceSshPublicKey;
+pub use super::super::spec::DelegatedResource;
+pub use super::super::spec::ExtendedLocation;
+pub use super::super::spec::IstioComponents;
+pub use super::super::spec::IstioEgressGateway;
+pub use super::super::spec::IstioIngressGateway;
+pub use super::super::spec::KubernetesResourceObjectEncryptionProfile;
+pub use super::super::spec::ManagedClusterAiToolchainOperatorProfile;
+pub use super::super::spec::ManagedClusterAppRoutingIstio;
+pub use super::super::spec::ManagedClusterAutoUpgradeProfile;
+pub use super::super::spec::ManagedClusterAzureMonitorProfileAppMonitoring;
+pub use super::super::spec::ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation;
+pub use super::super::spec::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces;
+pub use super::super::spec::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics;
+pub use super::super::spec::ManagedClusterAzureMonitorProfileKubeStateMetrics;
+pub use super::super::spec::ManagedClusterAzureMonitorProfileMetrics;
+pub use super::super::spec::ManagedClusterAzureMonitorProfileMetricsControlPlane;
+pub use super::super::spec::ManagedClusterCostAnalysis;
+pub use super::super::spec::ManagedClusterHttpProxyConfig;
+pub use super::super::spec::ManagedClusterIngressProfileGatewayConfiguration;
+pub use super::super::spec::ManagedClusterIngressProfileNginx;
+pub use super::super::spec::ManagedClusterLoadBalancerProfileManagedOutboundIPs;
+pub use super::super::spec::ManagedClusterManagedOutboundIpProfile;
+pub use super::super::spec::ManagedClusterMetricsProfile;
+pub use super::super::spec::ManagedClusterNatGatewayProfileOutboundIPs;
+pub use super::super::spec::ManagedClusterNatGatewayProfileOutboundIpPrefixes;
+pub use super::super::spec::ManagedClusterNodeProvisioningProfile;
+pub use super::super::spec::ManagedClusterNodeResourceGroupProfile;
+pub use super::super::spec::ManagedClusterPodIdentityException;
+pub use super::super::spec::ManagedClusterPropertiesAutoScalerProfile;
+pub use super::super::spec::ManagedClusterSecurityProfileDefenderSecurityMonitoring;
+pub use super::super::spec::ManagedClusterSecurityProfileImageCleaner;
+pub use super::super::spec::ManagedClusterSecurityProfileWorkloadIdentity;
+pub use super::super::spec::ManagedClusterSku;
+pub use super::super::spec::ManagedClusterStaticEgressGatewayProfile;
+pub use super::super::spec::ManagedClusterStorageProfile;
+pub use super::super::spec::ManagedClusterStorageProfileBlobCsiDriver;
+pub use super::super::spec::ManagedClusterStorageProfileDiskCsiDriver;
+pub use super::super::spec::ManagedClusterStorageProfileFileCsiDriver;
+pub use super::super::spec::ManagedClusterStorageProfileSnapshotController;
+pub use super::super::spec::ManagedClusterWebAppRoutingGatewayApiImplementations;
+pub use super::super::spec::ManagedClusterWorkloadAutoScalerProfile;
+pub use super::super::spec::ManagedClusterWorkloadAutoScalerProfileKeda;
+pub use super::super::spec::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler;
+pub use super::super::spec::SchedulerInstanceProfile;
+pub use super::super::spec::SchedulerProfile;
+pub use super::super::spec::UpgradeOverrideSettings;
+pub use super::super::spec::WindowsGmsaProfile;
 
 /// The list of available versions for an agent pool.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -233,46 +183,6 @@ impl From<&arm::AzureKeyVaultKms> for AzureKeyVaultKms {
     }
 }
 
-/// Settings for upgrading a cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ClusterUpgradeSettings {
-    /// Settings for overrides.
-    pub override_settings: Option<UpgradeOverrideSettings>,
-}
-
-armgen_runtime::json_object! { ClusterUpgradeSettings { "overrideSettings" => override_settings } }
-
-impl From<&arm::ClusterUpgradeSettings> for ClusterUpgradeSettings {
-    fn from(arm: &arm::ClusterUpgradeSettings) -> Self {
-        Self {
-            override_settings: arm.override_settings.as_ref().map(UpgradeOverrideSettings::from),
-        }
-    }
-}
-
-/// Profile for Linux VMs in the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ContainerServiceLinuxProfile {
-    /// The administrator username to use for Linux VMs.
-    pub admin_username: Option<String>,
-    /// The SSH configuration for Linux-based VMs running on Azure.
-    pub ssh: Option<ContainerServiceSshConfiguration>,
-}
-
-armgen_runtime::json_object! { ContainerServiceLinuxProfile { "adminUsername" => admin_username, "ssh" => ssh } }
-
-impl From<&arm::ContainerServiceLinuxProfile> for ContainerServiceLinuxProfile {
-    fn from(arm: &arm::ContainerServiceLinuxProfile) -> Self {
-        Self {
-            admin_username: Some(arm.admin_username.clone()),
-            ssh: {
-                let v = &arm.ssh;
-                Some(ContainerServiceSshConfiguration::from(v))
-            },
-        }
-    }
-}
-
 /// Profile of network configuration.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ContainerServiceNetworkProfile {
@@ -342,7 +252,7 @@ impl From<&arm::ContainerServiceNetworkProfile> for ContainerServiceNetworkProfi
             network_policy: arm.network_policy.clone(),
             network_mode: arm.network_mode.clone(),
             network_dataplane: arm.network_dataplane.clone(),
-            advanced_networking: arm.advanced_networking.as_ref().map(AdvancedNetworking::from),
+            advanced_networking: arm.advanced_networking.as_ref().map(AdvancedNetworking::from_arm),
             pod_cidr: arm.pod_cidr.clone(),
             service_cidr: arm.service_cidr.clone(),
             dns_service_ip: arm.dns_service_ip.clone(),
@@ -353,100 +263,10 @@ impl From<&arm::ContainerServiceNetworkProfile> for ContainerServiceNetworkProfi
             static_egress_gateway_profile: arm
                 .static_egress_gateway_profile
                 .as_ref()
-                .map(ManagedClusterStaticEgressGatewayProfile::from),
+                .map(ManagedClusterStaticEgressGatewayProfile::from_arm),
             pod_cidrs: arm.pod_cidrs.clone(),
             service_cidrs: arm.service_cidrs.clone(),
             ip_families: arm.ip_families.clone(),
-        }
-    }
-}
-
-/// SSH configuration for Linux-based VMs running on Azure.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ContainerServiceSshConfiguration {
-    /// The list of SSH public keys used to authenticate with Linux-based VMs. A maximum of 1 key may be specified.
-    pub public_keys: Option<Vec<ContainerServiceSshPublicKey>>,
-}
-
-armgen_runtime::json_object! { ContainerServiceSshConfiguration { "publicKeys" => public_keys } }
-
-impl From<&arm::ContainerServiceSshConfiguration> for ContainerServiceSshConfiguration {
-    fn from(arm: &arm::ContainerServiceSshConfiguration) -> Self {
-        Self {
-            public_keys: {
-                let v = &arm.public_keys;
-                Some(v.iter().map(ContainerServiceSshPublicKey::from).collect())
-            },
-        }
-    }
-}
-
-/// Contains information about SSH certificate public key data.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ContainerServiceSshPublicKey {
-    /// Certificate public key used to authenticate with VMs through SSH. The certificate must be in PEM format with or without headers.
-    pub key_data: Option<String>,
-}
-
-armgen_runtime::json_object! { ContainerServiceSshPublicKey { "keyData" => key_data } }
-
-impl From<&arm::ContainerServiceSshPublicKey> for ContainerServiceSshPublicKey {
-    fn from(arm: &arm::ContainerServiceSshPublicKey) -> Self {
-        Self {
-            key_data: Some(arm.key_data.clone()),
-        }
-    }
-}
-
-/// Delegated resource properties - internal use only.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DelegatedResource {
-    /// The ARM resource id of the delegated resource - internal use only.
-    pub resource_id: Option<String>,
-    /// The tenant id of the delegated resource - internal use only.
-    pub tenant_id: Option<String>,
-    /// The delegation id of the referral delegation (optional) - internal use only.
-    pub referral_resource: Option<String>,
-    /// The source resource location - internal use only.
-    pub location: Option<String>,
-}
-
-armgen_runtime::json_object! {
-    DelegatedResource {
-        "resourceId" => resource_id,
-        "tenantId" => tenant_id,
-        "referralResource" => referral_resource,
-        "location" => location,
-    }
-}
-
-impl From<&arm::DelegatedResource> for DelegatedResource {
-    fn from(arm: &arm::DelegatedResource) -> Self {
-        Self {
-            resource_id: arm.resource_id.clone(),
-            tenant_id: arm.tenant_id.clone(),
-            referral_resource: arm.referral_resource.clone(),
-            location: arm.location.clone(),
-        }
-    }
-}
-
-/// The complex type of the extended location.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ExtendedLocation {
-    /// The name of the extended location.
-    pub name: Option<String>,
-    /// The type of the extended location.
-    pub r#type: Option<arm::ExtendedLocationTypes>,
-}
-
-armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } }
-
-impl From<&arm::ExtendedLocation> for ExtendedLocation {
-    fn from(arm: &arm::ExtendedLocation) -> Self {
-        Self {
-            name: arm.name.clone(),
-            r#type: arm.r#type.clone(),
         }
     }
 }
@@ -464,88 +284,6 @@ impl From<&arm::IstioCertificateAuthority> for IstioCertificateAuthority {
     fn from(arm: &arm::IstioCertificateAuthority) -> Self {
         Self {
             plugin: arm.plugin.as_ref().map(IstioPluginCertificateAuthority::from),
-        }
-    }
-}
-
-/// Istio components configuration.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct IstioComponents {
-    /// Istio ingress gateways.
-    pub ingress_gateways: Option<Vec<IstioIngressGateway>>,
-    /// Istio egress gateways.
-    pub egress_gateways: Option<Vec<IstioEgressGateway>>,
-    /// Mode of traffic redirection.
-    pub proxy_redirection_mechanism: Option<arm::ProxyRedirectionMechanism>,
-}
-
-armgen_runtime::json_object! {
-    IstioComponents {
-        "ingressGateways" => ingress_gateways,
-        "egressGateways" => egress_gateways,
-        "proxyRedirectionMechanism" => proxy_redirection_mechanism,
-    }
-}
-
-impl From<&arm::IstioComponents> for IstioComponents {
-    fn from(arm: &arm::IstioComponents) -> Self {
-        Self {
-            ingress_gateways: arm.ingress_gateways.as_ref().map(|x| x.iter().map(IstioIngressGateway::from).collect()),
-            egress_gateways: arm.egress_gateways.as_ref().map(|x| x.iter().map(IstioEgressGateway::from).collect()),
-            proxy_redirection_mechanism: arm.proxy_redirection_mechanism.clone(),
-        }
-    }
-}
-
-/// Istio egress gateway configuration.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct IstioEgressGateway {
-    /// Whether to enable the egress gateway.
-    pub enabled: Option<bool>,
-    /// Name of the Istio add-on egress gateway.
-    pub name: Option<String>,
-    /// Namespace that the Istio add-on egress gateway should be deployed in. If unspecified, the default is aks-istio-egress.
-    pub namespace: Option<String>,
-    /// Name of the gateway configuration custom resource for the Istio add-on egress gateway. Must be specified when enabling the Istio egress gateway. Must be deployed in the same namespace that the Istio egress gateway will be deployed in.
-    pub gateway_configuration_name: Option<String>,
-}
-
-armgen_runtime::json_object! {
-    IstioEgressGateway {
-        "enabled" => enabled,
-        "name" => name,
-        "namespace" => namespace,
-        "gatewayConfigurationName" => gateway_configuration_name,
-    }
-}
-
-impl From<&arm::IstioEgressGateway> for IstioEgressGateway {
-    fn from(arm: &arm::IstioEgressGateway) -> Self {
-        Self {
-            enabled: Some(arm.enabled),
-            name: Some(arm.name.clone()),
-            namespace: arm.namespace.clone(),
-            gateway_configuration_name: arm.gateway_configuration_name.clone(),
-        }
-    }
-}
-
-/// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct IstioIngressGateway {
-    /// Mode of an ingress gateway.
-    pub mode: Option<arm::IstioIngressGatewayMode>,
-    /// Whether to enable the ingress gateway.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { IstioIngressGateway { "mode" => mode, "enabled" => enabled } }
-
-impl From<&arm::IstioIngressGateway> for IstioIngressGateway {
-    fn from(arm: &arm::IstioIngressGateway) -> Self {
-        Self {
-            mode: Some(arm.mode.clone()),
-            enabled: Some(arm.enabled),
         }
     }
 }
@@ -609,28 +347,9 @@ armgen_runtime::json_object! {
 impl From<&arm::IstioServiceMesh> for IstioServiceMesh {
     fn from(arm: &arm::IstioServiceMesh) -> Self {
         Self {
-            components: arm.components.as_ref().map(IstioComponents::from),
+            components: arm.components.as_ref().map(IstioComponents::from_arm),
             certificate_authority: arm.certificate_authority.as_ref().map(IstioCertificateAuthority::from),
             revisions: arm.revisions.clone(),
-        }
-    }
-}
-
-/// Encryption at rest of Kubernetes resource objects using service-managed keys. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct KubernetesResourceObjectEncryptionProfile {
-    /// Whether to enable encryption at rest of Kubernetes resource objects using service-managed keys. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>.
-    pub infrastructure_encryption: Option<arm::InfrastructureEncryption>,
-}
-
-armgen_runtime::json_object! {
-    KubernetesResourceObjectEncryptionProfile { "infrastructureEncryption" => infrastructure_encryption }
-}
-
-impl From<&arm::KubernetesResourceObjectEncryptionProfile> for KubernetesResourceObjectEncryptionProfile {
-    fn from(arm: &arm::KubernetesResourceObjectEncryptionProfile) -> Self {
-        Self {
-            infrastructure_encryption: arm.infrastructure_encryption.clone(),
         }
     }
 }
@@ -931,9 +650,9 @@ impl From<&arm::ManagedClusterAgentPoolProfile> for ManagedClusterAgentPoolProfi
             orchestrator_version: arm.orchestrator_version.clone(),
             current_orchestrator_version: arm.current_orchestrator_version.clone(),
             node_image_version: arm.node_image_version.clone(),
-            upgrade_settings: arm.upgrade_settings.as_ref().map(AgentPoolUpgradeSettings::from),
+            upgrade_settings: arm.upgrade_settings.as_ref().map(AgentPoolUpgradeSettings::from_arm),
             provisioning_state: arm.provisioning_state.clone(),
-            power_state: arm.power_state.as_ref().map(PowerState::from),
+            power_state: arm.power_state.as_ref().map(PowerState::from_arm),
             availability_zones: arm.availability_zones.clone(),
             enable_node_public_ip: arm.enable_node_public_ip,
             node_public_ip_prefix_id: arm.node_public_ip_prefix_id.clone(),
@@ -944,8 +663,8 @@ impl From<&arm::ManagedClusterAgentPoolProfile> for ManagedClusterAgentPoolProfi
             node_labels: arm.node_labels.clone(),
             node_taints: arm.node_taints.clone(),
             proximity_placement_group_id: arm.proximity_placement_group_id.clone(),
-            kubelet_config: arm.kubelet_config.as_ref().map(KubeletConfig::from),
-            linux_os_config: arm.linux_os_config.as_ref().map(LinuxOsConfig::from),
+            kubelet_config: arm.kubelet_config.as_ref().map(KubeletConfig::from_arm),
+            linux_os_config: arm.linux_os_config.as_ref().map(LinuxOsConfig::from_arm),
             enable_encryption_at_host: arm.enable_encryption_at_host,
             enable_ultra_ssd: arm.enable_ultra_ssd,
             enable_fips: arm.enable_fips,
@@ -953,39 +672,24 @@ impl From<&arm::ManagedClusterAgentPoolProfile> for ManagedClusterAgentPoolProfi
             creation_data: arm.creation_data.as_ref().map(CreationData::from),
             capacity_reservation_group_id: arm.capacity_reservation_group_id.clone(),
             host_group_id: arm.host_group_id.clone(),
-            network_profile: arm.network_profile.as_ref().map(AgentPoolNetworkProfile::from),
-            windows_profile: arm.windows_profile.as_ref().map(AgentPoolWindowsProfile::from),
-            security_profile: arm.security_profile.as_ref().map(AgentPoolSecurityProfile::from),
-            gpu_profile: arm.gpu_profile.as_ref().map(GpuProfile::from),
-            gateway_profile: arm.gateway_profile.as_ref().map(AgentPoolGatewayProfile::from),
+            network_profile: arm.network_profile.as_ref().map(AgentPoolNetworkProfile::from_arm),
+            windows_profile: arm.windows_profile.as_ref().map(AgentPoolWindowsProfile::from_arm),
+            security_profile: arm.security_profile.as_ref().map(AgentPoolSecurityProfile::from_arm),
+            gpu_profile: arm.gpu_profile.as_ref().map(GpuProfile::from_arm),
+            gateway_profile: arm.gateway_profile.as_ref().map(AgentPoolGatewayProfile::from_arm),
             artifact_streaming_profile: arm
                 .artifact_streaming_profile
                 .as_ref()
-                .map(AgentPoolArtifactStreamingProfile::from),
-            virtual_machines_profile: arm.virtual_machines_profile.as_ref().map(VirtualMachinesProfile::from),
+                .map(AgentPoolArtifactStreamingProfile::from_arm),
+            virtual_machines_profile: arm.virtual_machines_profile.as_ref().map(VirtualMachinesProfile::from_arm),
             virtual_machine_nodes_status: arm
                 .virtual_machine_nodes_status
                 .as_ref()
-                .map(|x| x.iter().map(VirtualMachineNodes::from).collect()),
+                .map(|x| x.iter().map(VirtualMachineNodes::from_arm).collect()),
             status: arm.status.as_ref().map(AgentPoolStatus::from),
             local_dns_profile: arm.local_dns_profile.as_ref().map(LocalDnsProfile::from),
             name: Some(arm.name.clone()),
         }
-    }
-}
-
-/// When enabling the operator, a set of AKS managed CRDs and controllers will be installed in the cluster. The operator automates the deployment of OSS models for inference and/or training purposes. It provides a set of preset models and enables distributed inference against them.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterAiToolchainOperatorProfile {
-    /// Whether to enable AI toolchain operator to the cluster. Indicates if AI toolchain operator  enabled or not.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterAiToolchainOperatorProfile { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterAiToolchainOperatorProfile> for ManagedClusterAiToolchainOperatorProfile {
-    fn from(arm: &arm::ManagedClusterAiToolchainOperatorProfile) -> Self {
-        Self { enabled: arm.enabled }
     }
 }
 
@@ -1034,46 +738,6 @@ impl From<&arm::ManagedClusterApiServerAccessProfile> for ManagedClusterApiServe
     }
 }
 
-/// Configuration for using a sidecar-less Istio control plane for managed ingress via the Gateway API with App Routing. See <https://aka.ms/gateway-on-istio> for information on using Istio for ingress via the Gateway API.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterAppRoutingIstio {
-    /// Whether to enable Istio as a Gateway API implementation for managed ingress with App Routing.
-    pub mode: Option<arm::GatewayApiIstioEnabled>,
-}
-
-armgen_runtime::json_object! { ManagedClusterAppRoutingIstio { "mode" => mode } }
-
-impl From<&arm::ManagedClusterAppRoutingIstio> for ManagedClusterAppRoutingIstio {
-    fn from(arm: &arm::ManagedClusterAppRoutingIstio) -> Self {
-        Self { mode: arm.mode.clone() }
-    }
-}
-
-/// Auto upgrade profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterAutoUpgradeProfile {
-    /// The upgrade channel for auto upgrade. The default is 'none'. For more information see [setting the AKS cluster auto-upgrade channel](<https://docs.microsoft.com/azure/aks/upgrade-cluster#set-auto-upgrade-channel>).
-    pub upgrade_channel: Option<arm::UpgradeChannel>,
-    /// Node OS Upgrade Channel. Manner in which the OS on your nodes is updated. The default is NodeImage.
-    pub node_os_upgrade_channel: Option<arm::NodeOsUpgradeChannel>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterAutoUpgradeProfile {
-        "upgradeChannel" => upgrade_channel,
-        "nodeOSUpgradeChannel" => node_os_upgrade_channel,
-    }
-}
-
-impl From<&arm::ManagedClusterAutoUpgradeProfile> for ManagedClusterAutoUpgradeProfile {
-    fn from(arm: &arm::ManagedClusterAutoUpgradeProfile) -> Self {
-        Self {
-            upgrade_channel: arm.upgrade_channel.clone(),
-            node_os_upgrade_channel: arm.node_os_upgrade_channel.clone(),
-        }
-    }
-}
-
 /// Azure Monitor addon profiles for monitoring the managed cluster.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfile {
@@ -1096,130 +760,12 @@ armgen_runtime::json_object! {
 impl From<&arm::ManagedClusterAzureMonitorProfile> for ManagedClusterAzureMonitorProfile {
     fn from(arm: &arm::ManagedClusterAzureMonitorProfile) -> Self {
         Self {
-            metrics: arm.metrics.as_ref().map(ManagedClusterAzureMonitorProfileMetrics::from),
+            metrics: arm.metrics.as_ref().map(ManagedClusterAzureMonitorProfileMetrics::from_arm),
             container_insights: arm
                 .container_insights
                 .as_ref()
                 .map(ManagedClusterAzureMonitorProfileContainerInsights::from),
-            app_monitoring: arm.app_monitoring.as_ref().map(ManagedClusterAzureMonitorProfileAppMonitoring::from),
-        }
-    }
-}
-
-/// Application Monitoring profile for AKS.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterAzureMonitorProfileAppMonitoring {
-    /// Application Monitoring auto-instrumentation for AKS. Deploys a webhook that auto-instruments workloads with Microsoft OpenTelemetry Distros to collect OpenTelemetry metrics, logs, and traces. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-    pub auto_instrumentation: Option<ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation>,
-    /// Application Monitoring OpenTelemetry Metrics Profile for AKS. Collects OpenTelemetry metrics of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-    pub open_telemetry_metrics: Option<ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics>,
-    /// Application Monitoring OpenTelemetry logs and traces profile for AKS. Collects OpenTelemetry logs and traces of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-    pub open_telemetry_logs_and_traces: Option<
-        ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces,
-    >,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterAzureMonitorProfileAppMonitoring {
-        "autoInstrumentation" => auto_instrumentation,
-        "openTelemetryMetrics" => open_telemetry_metrics,
-        "openTelemetryLogsAndTraces" => open_telemetry_logs_and_traces,
-    }
-}
-
-impl From<&arm::ManagedClusterAzureMonitorProfileAppMonitoring> for ManagedClusterAzureMonitorProfileAppMonitoring {
-    fn from(arm: &arm::ManagedClusterAzureMonitorProfileAppMonitoring) -> Self {
-        Self {
-            auto_instrumentation: arm
-                .auto_instrumentation
-                .as_ref()
-                .map(ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation::from),
-            open_telemetry_metrics: arm
-                .open_telemetry_metrics
-                .as_ref()
-                .map(ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics::from),
-            open_telemetry_logs_and_traces: arm
-                .open_telemetry_logs_and_traces
-                .as_ref()
-                .map(ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces::from),
-        }
-    }
-}
-
-/// Application Monitoring auto-instrumentation for AKS. Deploys a webhook that auto-instruments workloads with Microsoft OpenTelemetry Distros to collect OpenTelemetry metrics, logs, and traces. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
-    /// Indicates if Application Monitoring Auto-instrumentation is enabled or not.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation { "enabled" => enabled }
-}
-
-impl From<&arm::ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation>
-for ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
-    fn from(arm: &arm::ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
-
-/// Application Monitoring OpenTelemetry logs and traces profile for AKS. Collects OpenTelemetry logs and traces of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
-    /// Indicates if Application Monitoring OpenTelemetry Logs and traces is enabled or not.
-    pub enabled: Option<bool>,
-    /// The host port for OpenTelemetry HTTP/PROTOBUF logs and traces. If not specified, the default port is 28331.
-    pub http_port: Option<i64>,
-    /// The host port for OpenTelemetry GRPC logs and traces. If not specified, the default port is 28332.
-    pub grpc_port: Option<i64>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
-        "enabled" => enabled,
-        "httpPort" => http_port,
-        "grpcPort" => grpc_port,
-    }
-}
-
-impl From<&arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces>
-for ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
-    fn from(arm: &arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces) -> Self {
-        Self {
-            enabled: arm.enabled,
-            http_port: arm.http_port,
-            grpc_port: arm.grpc_port,
-        }
-    }
-}
-
-/// Application Monitoring OpenTelemetry Metrics Profile for AKS. Collects OpenTelemetry metrics of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
-    /// Indicates if Application Monitoring OpenTelemetry Metrics is enabled or not.
-    pub enabled: Option<bool>,
-    /// The host port for OpenTelemetry HTTP/PROTOBUF metrics. If not specified, the default port is 28333.
-    pub http_port: Option<i64>,
-    /// The host port for OpenTelemetry GRPC metrics. If not specified, the default port is 28334.
-    pub grpc_port: Option<i64>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
-        "enabled" => enabled,
-        "httpPort" => http_port,
-        "grpcPort" => grpc_port,
-    }
-}
-
-impl From<&arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics>
-for ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
-    fn from(arm: &arm::ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics) -> Self {
-        Self {
-            enabled: arm.enabled,
-            http_port: arm.http_port,
-            grpc_port: arm.grpc_port,
+            app_monitoring: arm.app_monitoring.as_ref().map(ManagedClusterAzureMonitorProfileAppMonitoring::from_arm),
         }
     }
 }
@@ -1262,80 +808,6 @@ for ManagedClusterAzureMonitorProfileContainerInsights {
     }
 }
 
-/// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
-    /// Comma-separated list of additional Kubernetes label keys that will be used in the resource's labels metric (Example: 'namespaces=\[k8s-label-1,k8s-label-n,...\],pods=\[app\],...'). By default the metric contains only resource name and namespace labels.
-    pub metric_labels_allowlist: Option<String>,
-    /// Comma-separated list of Kubernetes annotation keys that will be used in the resource's labels metric (Example: 'namespaces=\[kubernetes.io/team,...\],pods=\[kubernetes.io/team\],...'). By default the metric contains only resource name and namespace labels.
-    pub metric_annotations_allow_list: Option<String>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterAzureMonitorProfileKubeStateMetrics {
-        "metricLabelsAllowlist" => metric_labels_allowlist,
-        "metricAnnotationsAllowList" => metric_annotations_allow_list,
-    }
-}
-
-impl From<&arm::ManagedClusterAzureMonitorProfileKubeStateMetrics>
-for ManagedClusterAzureMonitorProfileKubeStateMetrics {
-    fn from(arm: &arm::ManagedClusterAzureMonitorProfileKubeStateMetrics) -> Self {
-        Self {
-            metric_labels_allowlist: arm.metric_labels_allowlist.clone(),
-            metric_annotations_allow_list: arm.metric_annotations_allow_list.clone(),
-        }
-    }
-}
-
-/// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterAzureMonitorProfileMetrics {
-    /// Whether to enable or disable the Azure Managed Prometheus addon for Prometheus monitoring. See aka.ms/AzureManagedPrometheus-aks-enable for details on enabling and disabling.
-    pub enabled: Option<bool>,
-    /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
-    pub kube_state_metrics: Option<ManagedClusterAzureMonitorProfileKubeStateMetrics>,
-    /// Control plane metrics collection profile for the Azure Managed Prometheus addon. Configures collection of operational runtime metrics from managed control plane components (kube-apiserver, etcd, etc). See aka.ms/aks/controlplane-metrics for an overview.
-    pub control_plane: Option<ManagedClusterAzureMonitorProfileMetricsControlPlane>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterAzureMonitorProfileMetrics {
-        "enabled" => enabled,
-        "kubeStateMetrics" => kube_state_metrics,
-        "controlPlane" => control_plane,
-    }
-}
-
-impl From<&arm::ManagedClusterAzureMonitorProfileMetrics> for ManagedClusterAzureMonitorProfileMetrics {
-    fn from(arm: &arm::ManagedClusterAzureMonitorProfileMetrics) -> Self {
-        Self {
-            enabled: Some(arm.enabled),
-            kube_state_metrics: arm
-                .kube_state_metrics
-                .as_ref()
-                .map(ManagedClusterAzureMonitorProfileKubeStateMetrics::from),
-            control_plane: arm.control_plane.as_ref().map(ManagedClusterAzureMonitorProfileMetricsControlPlane::from),
-        }
-    }
-}
-
-/// Control plane metrics collection profile for the Azure Managed Prometheus addon. Configures collection of operational runtime metrics from managed control plane components (kube-apiserver, etcd, etc). See aka.ms/aks/controlplane-metrics for an overview.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterAzureMonitorProfileMetricsControlPlane {
-    /// Whether to enable or disable collection of control plane metrics by the Azure Managed Prometheus addon. Defaults to disabled. See aka.ms/aks/controlplane-metrics for details.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterAzureMonitorProfileMetricsControlPlane { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterAzureMonitorProfileMetricsControlPlane>
-for ManagedClusterAzureMonitorProfileMetricsControlPlane {
-    fn from(arm: &arm::ManagedClusterAzureMonitorProfileMetricsControlPlane) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
-
 /// The bootstrap profile.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterBootstrapProfile {
@@ -1358,21 +830,6 @@ impl From<&arm::ManagedClusterBootstrapProfile> for ManagedClusterBootstrapProfi
             artifact_source: arm.artifact_source.clone(),
             container_registry_id: arm.container_registry_id.clone(),
         }
-    }
-}
-
-/// The cost analysis configuration for the cluster
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterCostAnalysis {
-    /// Whether to enable cost analysis. The Managed Cluster sku.tier must be set to 'Standard' or 'Premium' to enable this feature. Enabling this will add Kubernetes Namespace and Deployment details to the Cost Analysis views in the Azure portal. If not specified, the default is false. For more information see aka.ms/aks/docs/cost-analysis.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterCostAnalysis { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterCostAnalysis> for ManagedClusterCostAnalysis {
-    fn from(arm: &arm::ManagedClusterCostAnalysis) -> Self {
-        Self { enabled: arm.enabled }
     }
 }
 
@@ -1401,43 +858,6 @@ impl From<&arm::ManagedClusterHostedSystemProfile> for ManagedClusterHostedSyste
             enabled: arm.enabled,
             system_node_subnet_id: arm.system_node_subnet_id.clone(),
             node_subnet_id: arm.node_subnet_id.clone(),
-        }
-    }
-}
-
-/// Cluster HTTP proxy configuration.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterHttpProxyConfig {
-    /// The HTTP proxy server endpoint to use.
-    pub http_proxy: Option<String>,
-    /// The HTTPS proxy server endpoint to use.
-    pub https_proxy: Option<String>,
-    /// The endpoints that should not go through proxy.
-    pub no_proxy: Option<Vec<String>>,
-    /// Alternative CA cert to use for connecting to proxy servers.
-    pub trusted_ca: Option<String>,
-    /// Whether to enable HTTP proxy. If disabled, the specified proxy configuration will be not be set on pods and nodes. If not specified, the default is true.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterHttpProxyConfig {
-        "httpProxy" => http_proxy,
-        "httpsProxy" => https_proxy,
-        "noProxy" => no_proxy,
-        "trustedCa" => trusted_ca,
-        "enabled" => enabled,
-    }
-}
-
-impl From<&arm::ManagedClusterHttpProxyConfig> for ManagedClusterHttpProxyConfig {
-    fn from(arm: &arm::ManagedClusterHttpProxyConfig) -> Self {
-        Self {
-            http_proxy: arm.http_proxy.clone(),
-            https_proxy: arm.https_proxy.clone(),
-            no_proxy: arm.no_proxy.clone(),
-            trusted_ca: arm.trusted_ca.clone(),
-            enabled: arm.enabled,
         }
     }
 }
@@ -1477,7 +897,7 @@ impl From<&arm::ManagedClusterIdentity> for ManagedClusterIdentity {
                 .delegated_resources
                 .as_ref()
                 .map(|x| {
-                    x.iter().map(|(key, x)| (key.clone(), DelegatedResource::from(x))).collect()
+                    x.iter().map(|(key, x)| (key.clone(), DelegatedResource::from_arm(x))).collect()
                 }),
             user_assigned_identities: arm
                 .user_assigned_identities
@@ -1512,43 +932,7 @@ impl From<&arm::ManagedClusterIngressProfile> for ManagedClusterIngressProfile {
     fn from(arm: &arm::ManagedClusterIngressProfile) -> Self {
         Self {
             web_app_routing: arm.web_app_routing.as_ref().map(ManagedClusterIngressProfileWebAppRouting::from),
-            gateway_api: arm.gateway_api.as_ref().map(ManagedClusterIngressProfileGatewayConfiguration::from),
-        }
-    }
-}
-
-/// Configuration for managed Gateway API CRDs. See <https://aka.ms/k8s-gateway-api> for more details.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterIngressProfileGatewayConfiguration {
-    /// Configuration for the managed Gateway API installation. If not specified, the default is 'Disabled'. See <https://aka.ms/k8s-gateway-api> for more details.
-    pub installation: Option<arm::ManagedGatewayType>,
-}
-
-armgen_runtime::json_object! { ManagedClusterIngressProfileGatewayConfiguration { "installation" => installation } }
-
-impl From<&arm::ManagedClusterIngressProfileGatewayConfiguration> for ManagedClusterIngressProfileGatewayConfiguration {
-    fn from(arm: &arm::ManagedClusterIngressProfileGatewayConfiguration) -> Self {
-        Self {
-            installation: arm.installation.clone(),
-        }
-    }
-}
-
-/// Nginx ingress controller configuration for the managed cluster ingress profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterIngressProfileNginx {
-    /// Ingress type for the default NginxIngressController custom resource
-    pub default_ingress_controller_type: Option<arm::NginxIngressControllerType>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterIngressProfileNginx { "defaultIngressControllerType" => default_ingress_controller_type }
-}
-
-impl From<&arm::ManagedClusterIngressProfileNginx> for ManagedClusterIngressProfileNginx {
-    fn from(arm: &arm::ManagedClusterIngressProfileNginx) -> Self {
-        Self {
-            default_ingress_controller_type: arm.default_ingress_controller_type.clone(),
+            gateway_api: arm.gateway_api.as_ref().map(ManagedClusterIngressProfileGatewayConfiguration::from_arm),
         }
     }
 }
@@ -1585,9 +969,9 @@ impl From<&arm::ManagedClusterIngressProfileWebAppRouting> for ManagedClusterIng
             gateway_api_implementations: arm
                 .gateway_api_implementations
                 .as_ref()
-                .map(ManagedClusterWebAppRoutingGatewayApiImplementations::from),
+                .map(ManagedClusterWebAppRoutingGatewayApiImplementations::from_arm),
             dns_zone_resource_ids: arm.dns_zone_resource_ids.clone(),
-            nginx: arm.nginx.as_ref().map(ManagedClusterIngressProfileNginx::from),
+            nginx: arm.nginx.as_ref().map(ManagedClusterIngressProfileNginx::from_arm),
             identity: arm.identity.as_ref().map(UserAssignedIdentity::from),
         }
     }
@@ -1633,7 +1017,7 @@ impl From<&arm::ManagedClusterLoadBalancerProfile> for ManagedClusterLoadBalance
             managed_outbound_i_ps: arm
                 .managed_outbound_i_ps
                 .as_ref()
-                .map(ManagedClusterLoadBalancerProfileManagedOutboundIPs::from),
+                .map(ManagedClusterLoadBalancerProfileManagedOutboundIPs::from_arm),
             outbound_ip_prefixes: arm
                 .outbound_ip_prefixes
                 .as_ref()
@@ -1647,29 +1031,6 @@ impl From<&arm::ManagedClusterLoadBalancerProfile> for ManagedClusterLoadBalance
             idle_timeout_in_minutes: arm.idle_timeout_in_minutes,
             enable_multiple_standard_load_balancers: arm.enable_multiple_standard_load_balancers,
             backend_pool_type: arm.backend_pool_type.clone(),
-        }
-    }
-}
-
-/// Desired managed outbound IPs for the cluster load balancer.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-    /// The desired number of IPv4 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 1.
-    pub count: Option<i32>,
-    /// The desired number of IPv6 outbound IPs created/managed by Azure for the cluster load balancer. Allowed values must be in the range of 1 to 100 (inclusive). The default value is 0 for single-stack and 1 for dual-stack.
-    pub count_i_pv6: Option<i32>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterLoadBalancerProfileManagedOutboundIPs { "count" => count, "countIPv6" => count_i_pv6 }
-}
-
-impl From<&arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs>
-for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-    fn from(arm: &arm::ManagedClusterLoadBalancerProfileManagedOutboundIPs) -> Self {
-        Self {
-            count: arm.count,
-            count_i_pv6: arm.count_i_pv6,
         }
     }
 }
@@ -1714,43 +1075,6 @@ for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     }
 }
 
-/// Profile of the managed outbound IP resources of the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterManagedOutboundIpProfile {
-    /// The desired number of outbound IPs created/managed by Azure. Allowed values must be in the range of 1 to 16 (inclusive). The default value is 1.
-    pub count: Option<i32>,
-    /// The desired number of IPv6 outbound IPs created/managed by Azure. Allowed values must be in the range of 1 to 16 (inclusive).
-    pub count_i_pv6: Option<i32>,
-}
-
-armgen_runtime::json_object! { ManagedClusterManagedOutboundIpProfile { "count" => count, "countIPv6" => count_i_pv6 } }
-
-impl From<&arm::ManagedClusterManagedOutboundIpProfile> for ManagedClusterManagedOutboundIpProfile {
-    fn from(arm: &arm::ManagedClusterManagedOutboundIpProfile) -> Self {
-        Self {
-            count: arm.count,
-            count_i_pv6: arm.count_i_pv6,
-        }
-    }
-}
-
-/// The metrics profile for the ManagedCluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterMetricsProfile {
-    /// The configuration for detailed per-Kubernetes resource cost analysis.
-    pub cost_analysis: Option<ManagedClusterCostAnalysis>,
-}
-
-armgen_runtime::json_object! { ManagedClusterMetricsProfile { "costAnalysis" => cost_analysis } }
-
-impl From<&arm::ManagedClusterMetricsProfile> for ManagedClusterMetricsProfile {
-    fn from(arm: &arm::ManagedClusterMetricsProfile) -> Self {
-        Self {
-            cost_analysis: arm.cost_analysis.as_ref().map(ManagedClusterCostAnalysis::from),
-        }
-    }
-}
-
 /// Profile of the managed cluster NAT gateway.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterNatGatewayProfile {
@@ -1786,7 +1110,7 @@ impl From<&arm::ManagedClusterNatGatewayProfile> for ManagedClusterNatGatewayPro
             managed_outbound_ip_profile: arm
                 .managed_outbound_ip_profile
                 .as_ref()
-                .map(ManagedClusterManagedOutboundIpProfile::from),
+                .map(ManagedClusterManagedOutboundIpProfile::from_arm),
             effective_outbound_i_ps: arm
                 .effective_outbound_i_ps
                 .as_ref()
@@ -1794,85 +1118,9 @@ impl From<&arm::ManagedClusterNatGatewayProfile> for ManagedClusterNatGatewayPro
             outbound_ip_prefixes: arm
                 .outbound_ip_prefixes
                 .as_ref()
-                .map(ManagedClusterNatGatewayProfileOutboundIpPrefixes::from),
-            outbound_i_ps: arm.outbound_i_ps.as_ref().map(ManagedClusterNatGatewayProfileOutboundIPs::from),
+                .map(ManagedClusterNatGatewayProfileOutboundIpPrefixes::from_arm),
+            outbound_i_ps: arm.outbound_i_ps.as_ref().map(ManagedClusterNatGatewayProfileOutboundIPs::from_arm),
             idle_timeout_in_minutes: arm.idle_timeout_in_minutes,
-        }
-    }
-}
-
-/// Desired outbound IP resources for the managed NAT Gateway.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterNatGatewayProfileOutboundIPs {
-    /// A list of public IP resources.
-    pub public_i_ps: Option<Vec<String>>,
-}
-
-armgen_runtime::json_object! { ManagedClusterNatGatewayProfileOutboundIPs { "publicIPs" => public_i_ps } }
-
-impl From<&arm::ManagedClusterNatGatewayProfileOutboundIPs> for ManagedClusterNatGatewayProfileOutboundIPs {
-    fn from(arm: &arm::ManagedClusterNatGatewayProfileOutboundIPs) -> Self {
-        Self {
-            public_i_ps: arm.public_i_ps.clone(),
-        }
-    }
-}
-
-/// Desired outbound IP Prefix resources for the managed NAT Gateway. Only compatible with NAT Gateway V2.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterNatGatewayProfileOutboundIpPrefixes {
-    /// A list of public IP prefix resources.
-    pub public_ip_prefixes: Option<Vec<String>>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterNatGatewayProfileOutboundIpPrefixes { "publicIPPrefixes" => public_ip_prefixes }
-}
-
-impl From<&arm::ManagedClusterNatGatewayProfileOutboundIpPrefixes>
-for ManagedClusterNatGatewayProfileOutboundIpPrefixes {
-    fn from(arm: &arm::ManagedClusterNatGatewayProfileOutboundIpPrefixes) -> Self {
-        Self {
-            public_ip_prefixes: arm.public_ip_prefixes.clone(),
-        }
-    }
-}
-
-/// Node provisioning profile for the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterNodeProvisioningProfile {
-    /// The node provisioning mode. If not specified, the default is Manual.
-    pub mode: Option<arm::NodeProvisioningMode>,
-    /// The set of default Karpenter NodePools (CRDs) configured for node provisioning. This field has no effect unless mode is 'Auto'. Warning: Changing this from Auto to None on an existing cluster will cause the default Karpenter NodePools to be deleted, which will drain and delete the nodes associated with those pools. It is strongly recommended to not do this unless there are idle nodes ready to take the pods evicted by that action. If not specified, the default is Auto. For more information see aka.ms/aks/nap#node-pools.
-    pub default_node_pools: Option<arm::NodeProvisioningDefaultNodePools>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterNodeProvisioningProfile { "mode" => mode, "defaultNodePools" => default_node_pools }
-}
-
-impl From<&arm::ManagedClusterNodeProvisioningProfile> for ManagedClusterNodeProvisioningProfile {
-    fn from(arm: &arm::ManagedClusterNodeProvisioningProfile) -> Self {
-        Self {
-            mode: arm.mode.clone(),
-            default_node_pools: arm.default_node_pools.clone(),
-        }
-    }
-}
-
-/// Node resource group lockdown profile for a managed cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterNodeResourceGroupProfile {
-    /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
-    pub restriction_level: Option<arm::RestrictionLevel>,
-}
-
-armgen_runtime::json_object! { ManagedClusterNodeResourceGroupProfile { "restrictionLevel" => restriction_level } }
-
-impl From<&arm::ManagedClusterNodeResourceGroupProfile> for ManagedClusterNodeResourceGroupProfile {
-    fn from(arm: &arm::ManagedClusterNodeResourceGroupProfile) -> Self {
-        Self {
-            restriction_level: arm.restriction_level.clone(),
         }
     }
 }
@@ -1941,31 +1189,6 @@ impl From<&arm::ManagedClusterPodIdentity> for ManagedClusterPodIdentity {
     }
 }
 
-/// A pod identity exception, which allows pods with certain labels to access the Azure Instance Metadata Service (IMDS) endpoint without being intercepted by the node-managed identity (NMI) server. See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterPodIdentityException {
-    /// The name of the pod identity exception.
-    pub name: Option<String>,
-    /// The namespace of the pod identity exception.
-    pub namespace: Option<String>,
-    /// The pod labels to match.
-    pub pod_labels: Option<BTreeMap<String, String>>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterPodIdentityException { "name" => name, "namespace" => namespace, "podLabels" => pod_labels }
-}
-
-impl From<&arm::ManagedClusterPodIdentityException> for ManagedClusterPodIdentityException {
-    fn from(arm: &arm::ManagedClusterPodIdentityException) -> Self {
-        Self {
-            name: Some(arm.name.clone()),
-            namespace: Some(arm.namespace.clone()),
-            pod_labels: Some(arm.pod_labels.clone()),
-        }
-    }
-}
-
 /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentityProfile {
@@ -2001,7 +1224,7 @@ impl From<&arm::ManagedClusterPodIdentityProfile> for ManagedClusterPodIdentityP
                 .user_assigned_identity_exceptions
                 .as_ref()
                 .map(|x| {
-                    x.iter().map(ManagedClusterPodIdentityException::from).collect()
+                    x.iter().map(ManagedClusterPodIdentityException::from_arm).collect()
                 }),
         }
     }
@@ -2142,103 +1365,6 @@ impl From<&arm::ManagedClusterPoolUpgradeProfileUpgradesItem> for ManagedCluster
     }
 }
 
-/// Parameters to be applied to the cluster-autoscaler when enabled
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterPropertiesAutoScalerProfile {
-    /// Detects similar node pools and balances the number of nodes between them. Valid values are 'true' and 'false'
-    pub balance_similar_node_groups: Option<String>,
-    /// DaemonSet pods will be gracefully terminated from empty nodes. If set to true, all daemonset pods on empty nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    pub daemonset_eviction_for_empty_nodes: Option<bool>,
-    /// DaemonSet pods will be gracefully terminated from non-empty nodes. If set to true, all daemonset pods on occupied nodes will be evicted before deletion of the node. If the daemonset pod cannot be evicted another node will be chosen for scaling. If set to false, the node will be deleted without ensuring that daemonset pods are deleted or evicted.
-    pub daemonset_eviction_for_occupied_nodes: Option<bool>,
-    /// Should CA ignore DaemonSet pods when calculating resource utilization for scaling down. If set to true, the resources used by daemonset will be taken into account when making scaling down decisions.
-    pub ignore_daemonsets_utilization: Option<bool>,
-    /// The expander to use when scaling up. If not specified, the default is 'random'. See [expanders](<https://github.com/kubernetes/autoscaler/blob/master/cluster-autoscaler/FAQ.md#what-are-expanders>) for more information.
-    pub expander: Option<arm::Expander>,
-    /// The maximum number of empty nodes that can be deleted at the same time. This must be a positive integer. The default is 10.
-    pub max_empty_bulk_delete: Option<String>,
-    /// The maximum number of seconds the cluster autoscaler waits for pod termination when trying to scale down a node. The default is 600.
-    pub max_graceful_termination_sec: Option<String>,
-    /// The maximum time the autoscaler waits for a node to be provisioned. The default is '15m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    pub max_node_provision_time: Option<String>,
-    /// The maximum percentage of unready nodes in the cluster. After this percentage is exceeded, cluster autoscaler halts operations. The default is 45. The maximum is 100 and the minimum is 0.
-    pub max_total_unready_percentage: Option<String>,
-    /// Ignore unscheduled pods before they're a certain age. For scenarios like burst/batch scale where you don't want CA to act before the kubernetes scheduler could schedule all the pods, you can tell CA to ignore unscheduled pods before they're a certain age. The default is '0s'. Values must be an integer followed by a unit ('s' for seconds, 'm' for minutes, 'h' for hours, etc).
-    pub new_pod_scale_up_delay: Option<String>,
-    /// The number of allowed unready nodes, irrespective of max-total-unready-percentage. This must be an integer. The default is 3.
-    pub ok_total_unready_count: Option<String>,
-    /// How often cluster is reevaluated for scale up or down. The default is '10'. Values must be an integer number of seconds.
-    pub scan_interval: Option<String>,
-    /// How long after scale up that scale down evaluation resumes. The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    pub scale_down_delay_after_add: Option<String>,
-    /// How long after node deletion that scale down evaluation resumes. The default is the scan-interval. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    pub scale_down_delay_after_delete: Option<String>,
-    /// How long after scale down failure that scale down evaluation resumes. The default is '3m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    pub scale_down_delay_after_failure: Option<String>,
-    /// How long a node should be unneeded before it is eligible for scale down. The default is '10m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    pub scale_down_unneeded_time: Option<String>,
-    /// How long an unready node should be unneeded before it is eligible for scale down. The default is '20m'. Values must be an integer followed by an 'm'. No unit of time other than minutes (m) is supported.
-    pub scale_down_unready_time: Option<String>,
-    /// Node utilization level, defined as sum of requested resources divided by capacity, below which a node can be considered for scale down. The default is '0.5'.
-    pub scale_down_utilization_threshold: Option<String>,
-    /// If cluster autoscaler will skip deleting nodes with pods with local storage, for example, EmptyDir or HostPath. The default is true.
-    pub skip_nodes_with_local_storage: Option<String>,
-    /// If cluster autoscaler will skip deleting nodes with pods from kube-system (except for DaemonSet or mirror pods). The default is true.
-    pub skip_nodes_with_system_pods: Option<String>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterPropertiesAutoScalerProfile {
-        "balance-similar-node-groups" => balance_similar_node_groups,
-        "daemonset-eviction-for-empty-nodes" => daemonset_eviction_for_empty_nodes,
-        "daemonset-eviction-for-occupied-nodes" => daemonset_eviction_for_occupied_nodes,
-        "ignore-daemonsets-utilization" => ignore_daemonsets_utilization,
-        "expander" => expander,
-        "max-empty-bulk-delete" => max_empty_bulk_delete,
-        "max-graceful-termination-sec" => max_graceful_termination_sec,
-        "max-node-provision-time" => max_node_provision_time,
-        "max-total-unready-percentage" => max_total_unready_percentage,
-        "new-pod-scale-up-delay" => new_pod_scale_up_delay,
-        "ok-total-unready-count" => ok_total_unready_count,
-        "scan-interval" => scan_interval,
-        "scale-down-delay-after-add" => scale_down_delay_after_add,
-        "scale-down-delay-after-delete" => scale_down_delay_after_delete,
-        "scale-down-delay-after-failure" => scale_down_delay_after_failure,
-        "scale-down-unneeded-time" => scale_down_unneeded_time,
-        "scale-down-unready-time" => scale_down_unready_time,
-        "scale-down-utilization-threshold" => scale_down_utilization_threshold,
-        "skip-nodes-with-local-storage" => skip_nodes_with_local_storage,
-        "skip-nodes-with-system-pods" => skip_nodes_with_system_pods,
-    }
-}
-
-impl From<&arm::ManagedClusterPropertiesAutoScalerProfile> for ManagedClusterPropertiesAutoScalerProfile {
-    fn from(arm: &arm::ManagedClusterPropertiesAutoScalerProfile) -> Self {
-        Self {
-            balance_similar_node_groups: arm.balance_similar_node_groups.clone(),
-            daemonset_eviction_for_empty_nodes: arm.daemonset_eviction_for_empty_nodes,
-            daemonset_eviction_for_occupied_nodes: arm.daemonset_eviction_for_occupied_nodes,
-            ignore_daemonsets_utilization: arm.ignore_daemonsets_utilization,
-            expander: arm.expander.clone(),
-            max_empty_bulk_delete: arm.max_empty_bulk_delete.clone(),
-            max_graceful_termination_sec: arm.max_graceful_termination_sec.clone(),
-            max_node_provision_time: arm.max_node_provision_time.clone(),
-            max_total_unready_percentage: arm.max_total_unready_percentage.clone(),
-            new_pod_scale_up_delay: arm.new_pod_scale_up_delay.clone(),
-            ok_total_unready_count: arm.ok_total_unready_count.clone(),
-            scan_interval: arm.scan_interval.clone(),
-            scale_down_delay_after_add: arm.scale_down_delay_after_add.clone(),
-            scale_down_delay_after_delete: arm.scale_down_delay_after_delete.clone(),
-            scale_down_delay_after_failure: arm.scale_down_delay_after_failure.clone(),
-            scale_down_unneeded_time: arm.scale_down_unneeded_time.clone(),
-            scale_down_unready_time: arm.scale_down_unready_time.clone(),
-            scale_down_utilization_threshold: arm.scale_down_utilization_threshold.clone(),
-            skip_nodes_with_local_storage: arm.skip_nodes_with_local_storage.clone(),
-            skip_nodes_with_system_pods: arm.skip_nodes_with_system_pods.clone(),
-        }
-    }
-}
-
 /// Security profile for the container service cluster.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterSecurityProfile {
@@ -2275,9 +1401,12 @@ impl From<&arm::ManagedClusterSecurityProfile> for ManagedClusterSecurityProfile
             kubernetes_resource_object_encryption_profile: arm
                 .kubernetes_resource_object_encryption_profile
                 .as_ref()
-                .map(KubernetesResourceObjectEncryptionProfile::from),
-            workload_identity: arm.workload_identity.as_ref().map(ManagedClusterSecurityProfileWorkloadIdentity::from),
-            image_cleaner: arm.image_cleaner.as_ref().map(ManagedClusterSecurityProfileImageCleaner::from),
+                .map(KubernetesResourceObjectEncryptionProfile::from_arm),
+            workload_identity: arm
+                .workload_identity
+                .as_ref()
+                .map(ManagedClusterSecurityProfileWorkloadIdentity::from_arm),
+            image_cleaner: arm.image_cleaner.as_ref().map(ManagedClusterSecurityProfileImageCleaner::from_arm),
             custom_ca_trust_certificates: arm.custom_ca_trust_certificates.clone(),
         }
     }
@@ -2309,7 +1438,7 @@ impl From<&arm::ManagedClusterSecurityProfileDefender> for ManagedClusterSecurit
             security_monitoring: arm
                 .security_monitoring
                 .as_ref()
-                .map(ManagedClusterSecurityProfileDefenderSecurityMonitoring::from),
+                .map(ManagedClusterSecurityProfileDefenderSecurityMonitoring::from_arm),
             security_gating: arm
                 .security_gating
                 .as_ref()
@@ -2379,59 +1508,6 @@ for ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
     }
 }
 
-/// Microsoft Defender settings for the security profile threat detection.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-    /// Whether to enable Defender threat detection
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterSecurityProfileDefenderSecurityMonitoring { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring>
-for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-    fn from(arm: &arm::ManagedClusterSecurityProfileDefenderSecurityMonitoring) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
-
-/// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterSecurityProfileImageCleaner {
-    /// Whether to enable Image Cleaner on AKS cluster.
-    pub enabled: Option<bool>,
-    /// Image Cleaner scanning interval in hours.
-    pub interval_hours: Option<i32>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterSecurityProfileImageCleaner { "enabled" => enabled, "intervalHours" => interval_hours }
-}
-
-impl From<&arm::ManagedClusterSecurityProfileImageCleaner> for ManagedClusterSecurityProfileImageCleaner {
-    fn from(arm: &arm::ManagedClusterSecurityProfileImageCleaner) -> Self {
-        Self {
-            enabled: arm.enabled,
-            interval_hours: arm.interval_hours,
-        }
-    }
-}
-
-/// Workload identity settings for the security profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterSecurityProfileWorkloadIdentity {
-    /// Whether to enable workload identity.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterSecurityProfileWorkloadIdentity { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterSecurityProfileWorkloadIdentity> for ManagedClusterSecurityProfileWorkloadIdentity {
-    fn from(arm: &arm::ManagedClusterSecurityProfileWorkloadIdentity) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
-
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterServicePrincipalProfile {
@@ -2449,41 +1525,6 @@ impl From<&arm::ManagedClusterServicePrincipalProfile> for ManagedClusterService
     }
 }
 
-/// The SKU of a Managed Cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterSku {
-    /// The name of a managed cluster SKU.
-    pub name: Option<arm::ManagedClusterSkuName>,
-    /// The tier of a managed cluster SKU. If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
-    pub tier: Option<arm::ManagedClusterSkuTier>,
-}
-
-armgen_runtime::json_object! { ManagedClusterSku { "name" => name, "tier" => tier } }
-
-impl From<&arm::ManagedClusterSku> for ManagedClusterSku {
-    fn from(arm: &arm::ManagedClusterSku) -> Self {
-        Self {
-            name: arm.name.clone(),
-            tier: arm.tier.clone(),
-        }
-    }
-}
-
-/// The Static Egress Gateway addon configuration for the cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterStaticEgressGatewayProfile {
-    /// Enable Static Egress Gateway addon. Indicates if Static Egress Gateway addon is enabled or not.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterStaticEgressGatewayProfile { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterStaticEgressGatewayProfile> for ManagedClusterStaticEgressGatewayProfile {
-    fn from(arm: &arm::ManagedClusterStaticEgressGatewayProfile) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
-
 /// Contains read-only information about the Managed Cluster.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterStatus {
@@ -2498,102 +1539,6 @@ impl From<&arm::ManagedClusterStatus> for ManagedClusterStatus {
         Self {
             provisioning_error: arm.provisioning_error.as_ref().map(ErrorDetail::from),
         }
-    }
-}
-
-/// Storage profile for the container service cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterStorageProfile {
-    /// AzureDisk CSI Driver settings for the storage profile.
-    pub disk_csi_driver: Option<ManagedClusterStorageProfileDiskCsiDriver>,
-    /// AzureFile CSI Driver settings for the storage profile.
-    pub file_csi_driver: Option<ManagedClusterStorageProfileFileCsiDriver>,
-    /// Snapshot Controller settings for the storage profile.
-    pub snapshot_controller: Option<ManagedClusterStorageProfileSnapshotController>,
-    /// AzureBlob CSI Driver settings for the storage profile.
-    pub blob_csi_driver: Option<ManagedClusterStorageProfileBlobCsiDriver>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterStorageProfile {
-        "diskCSIDriver" => disk_csi_driver,
-        "fileCSIDriver" => file_csi_driver,
-        "snapshotController" => snapshot_controller,
-        "blobCSIDriver" => blob_csi_driver,
-    }
-}
-
-impl From<&arm::ManagedClusterStorageProfile> for ManagedClusterStorageProfile {
-    fn from(arm: &arm::ManagedClusterStorageProfile) -> Self {
-        Self {
-            disk_csi_driver: arm.disk_csi_driver.as_ref().map(ManagedClusterStorageProfileDiskCsiDriver::from),
-            file_csi_driver: arm.file_csi_driver.as_ref().map(ManagedClusterStorageProfileFileCsiDriver::from),
-            snapshot_controller: arm
-                .snapshot_controller
-                .as_ref()
-                .map(ManagedClusterStorageProfileSnapshotController::from),
-            blob_csi_driver: arm.blob_csi_driver.as_ref().map(ManagedClusterStorageProfileBlobCsiDriver::from),
-        }
-    }
-}
-
-/// AzureBlob CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterStorageProfileBlobCsiDriver {
-    /// Whether to enable AzureBlob CSI Driver. The default value is false.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterStorageProfileBlobCsiDriver { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterStorageProfileBlobCsiDriver> for ManagedClusterStorageProfileBlobCsiDriver {
-    fn from(arm: &arm::ManagedClusterStorageProfileBlobCsiDriver) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
-
-/// AzureDisk CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterStorageProfileDiskCsiDriver {
-    /// Whether to enable AzureDisk CSI Driver. The default value is true.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterStorageProfileDiskCsiDriver { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterStorageProfileDiskCsiDriver> for ManagedClusterStorageProfileDiskCsiDriver {
-    fn from(arm: &arm::ManagedClusterStorageProfileDiskCsiDriver) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
-
-/// AzureFile CSI Driver settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterStorageProfileFileCsiDriver {
-    /// Whether to enable AzureFile CSI Driver. The default value is true.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterStorageProfileFileCsiDriver { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterStorageProfileFileCsiDriver> for ManagedClusterStorageProfileFileCsiDriver {
-    fn from(arm: &arm::ManagedClusterStorageProfileFileCsiDriver) -> Self {
-        Self { enabled: arm.enabled }
-    }
-}
-
-/// Snapshot Controller settings for the storage profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterStorageProfileSnapshotController {
-    /// Whether to enable Snapshot Controller. The default value is true.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterStorageProfileSnapshotController { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterStorageProfileSnapshotController> for ManagedClusterStorageProfileSnapshotController {
-    fn from(arm: &arm::ManagedClusterStorageProfileSnapshotController) -> Self {
-        Self { enabled: arm.enabled }
     }
 }
 
@@ -2668,26 +1613,6 @@ impl From<&arm::ManagedClusterUpgradeProfileProperties> for ManagedClusterUpgrad
     }
 }
 
-/// Configurations for Gateway API providers to be used for managed ingress with App Routing.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterWebAppRoutingGatewayApiImplementations {
-    /// Configuration for using a sidecar-less Istio control plane for managed ingress via the Gateway API with App Routing. See <https://aka.ms/gateway-on-istio> for information on using Istio for ingress via the Gateway API.
-    pub app_routing_istio: Option<ManagedClusterAppRoutingIstio>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterWebAppRoutingGatewayApiImplementations { "appRoutingIstio" => app_routing_istio }
-}
-
-impl From<&arm::ManagedClusterWebAppRoutingGatewayApiImplementations>
-for ManagedClusterWebAppRoutingGatewayApiImplementations {
-    fn from(arm: &arm::ManagedClusterWebAppRoutingGatewayApiImplementations) -> Self {
-        Self {
-            app_routing_istio: arm.app_routing_istio.as_ref().map(ManagedClusterAppRoutingIstio::from),
-        }
-    }
-}
-
 /// Profile for Windows VMs in the managed cluster.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterWindowsProfile {
@@ -2716,64 +1641,8 @@ impl From<&arm::ManagedClusterWindowsProfile> for ManagedClusterWindowsProfile {
             admin_username: Some(arm.admin_username.clone()),
             license_type: arm.license_type.clone(),
             enable_csi_proxy: arm.enable_csi_proxy,
-            gmsa_profile: arm.gmsa_profile.as_ref().map(WindowsGmsaProfile::from),
+            gmsa_profile: arm.gmsa_profile.as_ref().map(WindowsGmsaProfile::from_arm),
         }
-    }
-}
-
-/// Workload Auto-scaler profile for the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterWorkloadAutoScalerProfile {
-    /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
-    pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
-    /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
-    pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
-}
-
-armgen_runtime::json_object! {
-    ManagedClusterWorkloadAutoScalerProfile { "keda" => keda, "verticalPodAutoscaler" => vertical_pod_autoscaler }
-}
-
-impl From<&arm::ManagedClusterWorkloadAutoScalerProfile> for ManagedClusterWorkloadAutoScalerProfile {
-    fn from(arm: &arm::ManagedClusterWorkloadAutoScalerProfile) -> Self {
-        Self {
-            keda: arm.keda.as_ref().map(ManagedClusterWorkloadAutoScalerProfileKeda::from),
-            vertical_pod_autoscaler: arm
-                .vertical_pod_autoscaler
-                .as_ref()
-                .map(ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler::from),
-        }
-    }
-}
-
-/// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
-    /// Whether to enable KEDA.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterWorkloadAutoScalerProfileKeda { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterWorkloadAutoScalerProfileKeda> for ManagedClusterWorkloadAutoScalerProfileKeda {
-    fn from(arm: &arm::ManagedClusterWorkloadAutoScalerProfileKeda) -> Self {
-        Self { enabled: Some(arm.enabled) }
-    }
-}
-
-/// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-    /// Whether to enable VPA. Default value is false.
-    pub enabled: Option<bool>,
-}
-
-armgen_runtime::json_object! { ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler { "enabled" => enabled } }
-
-impl From<&arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>
-for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-    fn from(arm: &arm::ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler) -> Self {
-        Self { enabled: Some(arm.enabled) }
     }
 }
 
@@ -2856,40 +1725,6 @@ impl From<&arm::ResourceReference> for ResourceReference {
     }
 }
 
-/// Profile with settings related to a specific instance of an AKS-managed scheduler.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct SchedulerInstanceProfile {
-    /// The configuration mode to be used by the AKS-managed scheduler.
-    pub scheduler_config_mode: Option<arm::SchedulerConfigMode>,
-}
-
-armgen_runtime::json_object! { SchedulerInstanceProfile { "schedulerConfigMode" => scheduler_config_mode } }
-
-impl From<&arm::SchedulerInstanceProfile> for SchedulerInstanceProfile {
-    fn from(arm: &arm::SchedulerInstanceProfile) -> Self {
-        Self {
-            scheduler_config_mode: arm.scheduler_config_mode.clone(),
-        }
-    }
-}
-
-/// Profile with scheduler-related settings, like the configuration mode for each scheduler managed by AKS. See <https://aka.ms/aks/scheduler-profile>.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct SchedulerProfile {
-    /// Profile with settings related to upstream variant of kube-scheduler (<https://github.com/kubernetes/kubernetes/tree/master/pkg/scheduler>).
-    pub upstream: Option<SchedulerInstanceProfile>,
-}
-
-armgen_runtime::json_object! { SchedulerProfile { "upstream" => upstream } }
-
-impl From<&arm::SchedulerProfile> for SchedulerProfile {
-    fn from(arm: &arm::SchedulerProfile) -> Self {
-        Self {
-            upstream: arm.upstream.as_ref().map(SchedulerInstanceProfile::from),
-        }
-    }
-}
-
 /// Service mesh profile for a managed cluster.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ServiceMeshProfile {
@@ -2906,26 +1741,6 @@ impl From<&arm::ServiceMeshProfile> for ServiceMeshProfile {
         Self {
             mode: Some(arm.mode.clone()),
             istio: arm.istio.as_ref().map(IstioServiceMesh::from),
-        }
-    }
-}
-
-/// Settings for overrides when upgrading a cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct UpgradeOverrideSettings {
-    /// Whether to force upgrade the cluster. Note that this option instructs upgrade operation to bypass upgrade protections such as checking for deprecated API usage. Enable this option only with caution.
-    pub force_upgrade: Option<bool>,
-    /// Until when the overrides are effective. Note that this only matches the start time of an upgrade, and the effectiveness won't change once an upgrade starts even if the `until` expires as upgrade proceeds. This field is not set by default. It must be set for the overrides to take effect.
-    pub until: Option<String>,
-}
-
-armgen_runtime::json_object! { UpgradeOverrideSettings { "forceUpgrade" => force_upgrade, "until" => until } }
-
-impl From<&arm::UpgradeOverrideSettings> for UpgradeOverrideSettings {
-    fn from(arm: &arm::UpgradeOverrideSettings) -> Self {
-        Self {
-            force_upgrade: arm.force_upgrade,
-            until: arm.until.clone(),
         }
     }
 }
@@ -2951,31 +1766,6 @@ impl From<&arm::UserAssignedIdentity> for UserAssignedIdentity {
             resource_id: arm.resource_id.clone(),
             client_id: arm.client_id.clone(),
             object_id: arm.object_id.clone(),
-        }
-    }
-}
-
-/// Windows gMSA Profile in the managed cluster.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct WindowsGmsaProfile {
-    /// Whether to enable Windows gMSA. Specifies whether to enable Windows gMSA in the managed cluster.
-    pub enabled: Option<bool>,
-    /// Specifies the DNS server for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
-    pub dns_server: Option<String>,
-    /// Specifies the root domain name for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
-    pub root_domain_name: Option<String>,
-}
-
-armgen_runtime::json_object! {
-    WindowsGmsaProfile { "enabled" => enabled, "dnsServer" => dns_server, "rootDomainName" => root_domain_name }
-}
-
-impl From<&arm::WindowsGmsaProfile> for WindowsGmsaProfile {
-    fn from(arm: &arm::WindowsGmsaProfile) -> Self {
-        Self {
-            enabled: arm.enabled,
-            dns_server: arm.dns_server.clone(),
-            root_domain_name: arm.root_domain_name.clone(),
         }
     }
 }

@@ -3,59 +3,10 @@
 // ARM API version: 2026-08-01 (Kubernetes version v2beta1)
 
 //! The status types of the custom resources, used by `managed_namespace`.
+//!
+//! The spec types whose every property is both writable and returned are status types too.
 #[allow(unused_imports)]
 use super::*;
-use super::super::arm;
 
-/// Default network policy of the namespace, specifying ingress and egress rules.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct NetworkPolicies {
-    /// Enum representing different network policy rules.
-    pub ingress: Option<arm::PolicyRule>,
-    /// Enum representing different network policy rules.
-    pub egress: Option<arm::PolicyRule>,
-}
-
-armgen_runtime::json_object! { NetworkPolicies { "ingress" => ingress, "egress" => egress } }
-
-impl From<&arm::NetworkPolicies> for NetworkPolicies {
-    fn from(arm: &arm::NetworkPolicies) -> Self {
-        Self {
-            ingress: arm.ingress.clone(),
-            egress: arm.egress.clone(),
-        }
-    }
-}
-
-/// Resource quota for the namespace.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ResourceQuota {
-    /// CPU request of the namespace in one-thousandth CPU form. See [CPU resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu>) for more details.
-    pub cpu_request: Option<String>,
-    /// CPU limit of the namespace in one-thousandth CPU form. See [CPU resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-cpu>) for more details.
-    pub cpu_limit: Option<String>,
-    /// Memory request of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See [Memory resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory>) for more details.
-    pub memory_request: Option<String>,
-    /// Memory limit of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See [Memory resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory>) for more details.
-    pub memory_limit: Option<String>,
-}
-
-armgen_runtime::json_object! {
-    ResourceQuota {
-        "cpuRequest" => cpu_request,
-        "cpuLimit" => cpu_limit,
-        "memoryRequest" => memory_request,
-        "memoryLimit" => memory_limit,
-    }
-}
-
-impl From<&arm::ResourceQuota> for ResourceQuota {
-    fn from(arm: &arm::ResourceQuota) -> Self {
-        Self {
-            cpu_request: arm.cpu_request.clone(),
-            cpu_limit: arm.cpu_limit.clone(),
-            memory_request: arm.memory_request.clone(),
-            memory_limit: arm.memory_limit.clone(),
-        }
-    }
-}
+pub use super::super::spec::NetworkPolicies;
+pub use super::super::spec::ResourceQuota;

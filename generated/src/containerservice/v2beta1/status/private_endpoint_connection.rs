@@ -3,41 +3,10 @@
 // ARM API version: 2026-08-01 (Kubernetes version v2beta1)
 
 //! The status types of the custom resources, used by `private_endpoint_connection`.
+//!
+//! The spec types whose every property is both writable and returned are status types too.
 #[allow(unused_imports)]
 use super::*;
-use super::super::arm;
 
-/// Private endpoint which a connection belongs to.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct PrivateEndpoint {
-    /// The resource ID of the private endpoint
-    pub id: Option<String>,
-}
-
-armgen_runtime::json_object! { PrivateEndpoint { "id" => id } }
-
-impl From<&arm::PrivateEndpoint> for PrivateEndpoint {
-    fn from(arm: &arm::PrivateEndpoint) -> Self {
-        Self { id: arm.id.clone() }
-    }
-}
-
-/// The state of a private link service connection.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct PrivateLinkServiceConnectionState {
-    /// The private link service connection status.
-    pub status: Option<arm::ConnectionStatus>,
-    /// The private link service connection description.
-    pub description: Option<String>,
-}
-
-armgen_runtime::json_object! { PrivateLinkServiceConnectionState { "status" => status, "description" => description } }
-
-impl From<&arm::PrivateLinkServiceConnectionState> for PrivateLinkServiceConnectionState {
-    fn from(arm: &arm::PrivateLinkServiceConnectionState) -> Self {
-        Self {
-            status: arm.status.clone(),
-            description: arm.description.clone(),
-        }
-    }
-}
+pub use super::super::spec::PrivateEndpoint;
+pub use super::super::spec::PrivateLinkServiceConnectionState;

@@ -9,6 +9,7 @@ mod shared;
 pub use shared::*;
 mod user_assigned_identity;
 pub use user_assigned_identity::*;
+
 /// The resources of this API version, sorted by ARM type.
 pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
     armgen_runtime::ResourceInfo {

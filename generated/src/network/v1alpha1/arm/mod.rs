@@ -11,6 +11,7 @@ mod subnet_unprepare_network_policies;
 pub use subnet_unprepare_network_policies::*;
 mod virtual_network;
 pub use virtual_network::*;
+
 /// The resources of this API version, sorted by ARM type.
 pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
     armgen_runtime::ResourceInfo {

@@ -3,9 +3,13 @@
 // ARM API version: 2024-05-01 (Kubernetes version v1alpha1)
 
 //! The status types of the custom resources, used by `shared`.
+//!
+//! The spec types whose every property is both writable and returned are status types too.
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
+
+pub use super::super::spec::SubResource;
 
 /// IP configuration of an application gateway. Currently 1 public and 1 private IP configuration is allowed.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -61,7 +65,7 @@ impl From<&arm::ApplicationGatewayIpConfigurationPropertiesFormat>
 for ApplicationGatewayIpConfigurationPropertiesFormat {
     fn from(arm: &arm::ApplicationGatewayIpConfigurationPropertiesFormat) -> Self {
         Self {
-            subnet: arm.subnet.as_ref().map(SubResource::from),
+            subnet: arm.subnet.as_ref().map(SubResource::from_arm),
             provisioning_state: arm.provisioning_state.clone(),
         }
     }
@@ -351,25 +355,10 @@ impl From<&arm::ServiceEndpointPropertiesFormat> for ServiceEndpointPropertiesFo
     fn from(arm: &arm::ServiceEndpointPropertiesFormat) -> Self {
         Self {
             service: arm.service.clone(),
-            network_identifier: arm.network_identifier.as_ref().map(SubResource::from),
+            network_identifier: arm.network_identifier.as_ref().map(SubResource::from_arm),
             locations: arm.locations.clone(),
             provisioning_state: arm.provisioning_state.clone(),
         }
-    }
-}
-
-/// Reference to another subresource.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct SubResource {
-    /// Resource ID.
-    pub id: Option<String>,
-}
-
-armgen_runtime::json_object! { SubResource { "id" => id } }
-
-impl From<&arm::SubResource> for SubResource {
-    fn from(arm: &arm::SubResource) -> Self {
-        Self { id: arm.id.clone() }
     }
 }
 
@@ -487,7 +476,7 @@ impl From<&arm::SubnetPropertiesFormat> for SubnetPropertiesFormat {
             address_prefixes: arm.address_prefixes.clone(),
             network_security_group: arm.network_security_group.clone(),
             route_table: arm.route_table.clone(),
-            nat_gateway: arm.nat_gateway.as_ref().map(SubResource::from),
+            nat_gateway: arm.nat_gateway.as_ref().map(SubResource::from_arm),
             service_endpoints: arm
                 .service_endpoints
                 .as_ref()
@@ -496,7 +485,7 @@ impl From<&arm::SubnetPropertiesFormat> for SubnetPropertiesFormat {
             private_endpoints: arm.private_endpoints.clone(),
             ip_configurations: arm.ip_configurations.clone(),
             ip_configuration_profiles: arm.ip_configuration_profiles.clone(),
-            ip_allocations: arm.ip_allocations.as_ref().map(|x| x.iter().map(SubResource::from).collect()),
+            ip_allocations: arm.ip_allocations.as_ref().map(|x| x.iter().map(SubResource::from_arm).collect()),
             resource_navigation_links: arm
                 .resource_navigation_links
                 .as_ref()

@@ -3,10 +3,16 @@
 // ARM API version: 2024-05-01 (Kubernetes version v1alpha1)
 
 //! The status types of the custom resources, used by `virtual_network`.
+//!
+//! The spec types whose every property is both writable and returned are status types too.
 #[allow(unused_imports)]
 use super::*;
 use super::super::arm;
 use std::collections::BTreeMap;
+
+pub use super::super::spec::DhcpOptions;
+pub use super::super::spec::ExtendedLocation;
+pub use super::super::spec::VirtualNetworkEncryption;
 
 /// AddressSpace contains an array of IP address ranges that can be used by subnets of the virtual network.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -29,43 +35,6 @@ impl From<&arm::AddressSpace> for AddressSpace {
                 .ipam_pool_prefix_allocations
                 .as_ref()
                 .map(|x| x.iter().map(IpamPoolPrefixAllocation::from).collect()),
-        }
-    }
-}
-
-/// DhcpOptions contains an array of DNS servers available to VMs deployed in the virtual network. Standard DHCP option for a subnet overrides VNET DHCP options.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct DhcpOptions {
-    /// The list of DNS servers IP addresses.
-    pub dns_servers: Option<Vec<String>>,
-}
-
-armgen_runtime::json_object! { DhcpOptions { "dnsServers" => dns_servers } }
-
-impl From<&arm::DhcpOptions> for DhcpOptions {
-    fn from(arm: &arm::DhcpOptions) -> Self {
-        Self {
-            dns_servers: arm.dns_servers.clone(),
-        }
-    }
-}
-
-/// ExtendedLocation complex type.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct ExtendedLocation {
-    /// The name of the extended location.
-    pub name: Option<String>,
-    /// The type of the extended location.
-    pub r#type: Option<arm::ExtendedLocationType>,
-}
-
-armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } }
-
-impl From<&arm::ExtendedLocation> for ExtendedLocation {
-    fn from(arm: &arm::ExtendedLocation) -> Self {
-        Self {
-            name: arm.name.clone(),
-            r#type: arm.r#type.clone(),
         }
     }
 }
@@ -367,26 +336,6 @@ impl From<&arm::VirtualNetworkBgpCommunities> for VirtualNetworkBgpCommunities {
     }
 }
 
-/// Indicates if encryption is enabled on virtual network and if VM without encryption is allowed in encrypted VNet.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct VirtualNetworkEncryption {
-    /// Indicates if encryption is enabled on the virtual network.
-    pub enabled: Option<bool>,
-    /// If the encrypted VNet allows VM that does not support encryption. This field is for future support, AllowUnencrypted is the only supported value at general availability.
-    pub enforcement: Option<arm::VirtualNetworkEncryptionEnforcement>,
-}
-
-armgen_runtime::json_object! { VirtualNetworkEncryption { "enabled" => enabled, "enforcement" => enforcement } }
-
-impl From<&arm::VirtualNetworkEncryption> for VirtualNetworkEncryption {
-    fn from(arm: &arm::VirtualNetworkEncryption) -> Self {
-        Self {
-            enabled: Some(arm.enabled),
-            enforcement: arm.enforcement.clone(),
-        }
-    }
-}
-
 /// Peerings in a virtual network resource.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct VirtualNetworkPeering {
@@ -495,7 +444,7 @@ impl From<&arm::VirtualNetworkPeeringPropertiesFormat> for VirtualNetworkPeering
             allow_forwarded_traffic: arm.allow_forwarded_traffic,
             allow_gateway_transit: arm.allow_gateway_transit,
             use_remote_gateways: arm.use_remote_gateways,
-            remote_virtual_network: arm.remote_virtual_network.as_ref().map(SubResource::from),
+            remote_virtual_network: arm.remote_virtual_network.as_ref().map(SubResource::from_arm),
             local_address_space: arm.local_address_space.as_ref().map(AddressSpace::from),
             local_virtual_network_address_space: arm
                 .local_virtual_network_address_space
@@ -510,7 +459,7 @@ impl From<&arm::VirtualNetworkPeeringPropertiesFormat> for VirtualNetworkPeering
             remote_virtual_network_encryption: arm
                 .remote_virtual_network_encryption
                 .as_ref()
-                .map(VirtualNetworkEncryption::from),
+                .map(VirtualNetworkEncryption::from_arm),
             peering_state: arm.peering_state.clone(),
             peering_sync_level: arm.peering_sync_level.clone(),
             provisioning_state: arm.provisioning_state.clone(),

@@ -7,6 +7,7 @@ mod resource_group;
 pub use resource_group::*;
 mod resource_group_export_template;
 pub use resource_group_export_template::*;
+
 /// The resources of this API version, sorted by ARM type.
 pub const RESOURCES: &[armgen_runtime::ResourceInfo] = &[
     armgen_runtime::ResourceInfo {
