@@ -825,7 +825,7 @@ mod tests {
         assert!(e.path.contains(PROPERTY_BAG_ANNOTATION), "{e}");
     }
 
-    #[derive(Debug, PartialEq)]
+    #[derive(Debug, PartialEq, Default)]
     struct Small {
         text: Option<String>,
         price: Option<f32>,

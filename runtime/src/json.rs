@@ -71,6 +71,14 @@ impl Error {
 /// Reading a type from a borrowed JSON value; `at` is where the value sits, rendered only for an error.
 pub trait FromJson: Sized {
     fn from_json(json: &Value, at: &Path<'_>) -> Result<Self, Error>;
+
+    /// Reads the member `key` (its value `json`) of the object at `at` into `slot`: what [`json_object!`]'s readers
+    /// call for each member. `Option` reads its value in place, so that a struct field of type `Option<T>` costs
+    /// one function per `T` rather than three (the option's reader, the mapping into `Some`, the assignment).
+    fn read_field(slot: &mut Self, json: &Value, key: &'static str, at: &Path<'_>) -> Result<(), Error> {
+        *slot = Self::from_json(json, &at.field(key))?;
+        Ok(())
+    }
 }
 
 /// The root of a value read whole ([`read`]).
@@ -157,6 +165,37 @@ pub fn missing(field: &'static str, at: &Path<'_>) -> Error {
     Error::at(at, serde_json::Error::missing_field(field))
 }
 
+/// [`FromJson::read_field`] into an `Option` that is `None` until read: a required member read into a local, or a
+/// nullable one (`Option<Nullable<T>>`, where `null` is `Some(Null)`).
+pub fn field_some<T: FromJson>(
+    slot: &mut Option<T>,
+    json: &Value,
+    key: &'static str,
+    at: &Path<'_>,
+) -> Result<(), Error> {
+    *slot = Some(T::from_json(json, &at.field(key))?);
+    Ok(())
+}
+
+/// Reads a member the struct does not name into its flattened map (`..rest` of [`json_object!`]).
+pub fn member<T: FromJson>(
+    rest: &mut BTreeMap<String, T>,
+    key: &str,
+    json: &Value,
+    at: &Path<'_>,
+) -> Result<(), Error> {
+    rest.insert(key.to_string(), T::from_json(json, &at.key(key))?);
+    Ok(())
+}
+
+/// The value of a required member, or serde's `missing field` error.
+pub fn required<T>(slot: Option<T>, key: &'static str, at: &Path<'_>) -> Result<T, Error> {
+    match slot {
+        Some(value) => Ok(value),
+        None => Err(missing(key, at)),
+    }
+}
+
 /// The object at `at`, or serde's error for `expected` (`struct Name`).
 pub fn object<'v>(json: &'v Value, expected: &str, at: &Path<'_>) -> Result<&'v Map<String, Value>, Error> {
     match json {
@@ -230,8 +269,16 @@ impl<T: FromJson> FromJson for Option<T> {
     fn from_json(json: &Value, at: &Path<'_>) -> Result<Self, Error> {
         match json {
             Value::Null => Ok(None),
-            json => T::from_json(json, at).map(Some),
+            json => Ok(Some(T::from_json(json, at)?)),
         }
+    }
+
+    fn read_field(slot: &mut Self, json: &Value, key: &'static str, at: &Path<'_>) -> Result<(), Error> {
+        *slot = match json {
+            Value::Null => None,
+            json => Some(T::from_json(json, &at.field(key))?),
+        };
+        Ok(())
     }
 }
 
@@ -439,8 +486,11 @@ impl<T: ToJson> ToJson for crate::Nullable<T> {
 ///
 /// Written, an `Option` field that is `None` is left out (`skip_serializing_if = "Option::is_none"`, which the
 /// generator checks every `Option` field has) and every other field is written, in declaration order, then the
-/// flattened map's entries. `read` before the type name: [`FromJson`] and `Deserialize` only (a kind, whose
-/// `Serialize` adds `apiVersion` and `kind`).
+/// flattened map's entries.
+///
+/// The type must implement `Default` (the reader starts from it), unless `no_default` comes before its name: then
+/// the fields are read into locals first. `read` before the name: [`FromJson`] and `Deserialize` only, into locals
+/// (a kind, whose `ToJson` and `Serialize` add `apiVersion` and `kind`: [`resource_json!`]).
 ///
 /// ```
 /// #[derive(Debug, Default, PartialEq)]
@@ -458,10 +508,17 @@ impl<T: ToJson> ToJson for crate::Nullable<T> {
 #[macro_export]
 macro_rules! json_object {
     (read $ty:ident { $($key:literal => $field:ident $(($kind:ident))?),* $(,)? } $(..$rest:ident)?) => {
-        $crate::json_object!(@read $ty { $($key => $field $(($kind))?),* } $(..$rest)?);
+        $crate::json_object!(@read_locals $ty { $($key => $field $(($kind))?),* } $(..$rest)?);
+    };
+    (no_default $ty:ident { $($key:literal => $field:ident $(($kind:ident))?),* $(,)? } $(..$rest:ident)?) => {
+        $crate::json_object!(@read_locals $ty { $($key => $field $(($kind))?),* } $(..$rest)?);
+        $crate::json_object!(@write $ty { $($key => $field),* } $(..$rest)?);
     };
     ($ty:ident { $($key:literal => $field:ident $(($kind:ident))?),* $(,)? } $(..$rest:ident)?) => {
-        $crate::json_object!(@read $ty { $($key => $field $(($kind))?),* } $(..$rest)?);
+        $crate::json_object!(@read_default $ty { $($key => $field $(($kind))?),* } $(..$rest)?);
+        $crate::json_object!(@write $ty { $($key => $field),* } $(..$rest)?);
+    };
+    (@write $ty:ident { $($key:literal => $field:ident),* } $(..$rest:ident)?) => {
         impl $crate::json::ToJson for $ty {
             fn to_json(&self) -> ::serde_json::Value {
                 let mut map = ::serde_json::Map::new();
@@ -478,7 +535,29 @@ macro_rules! json_object {
             }
         }
     };
-    (@read $ty:ident { $($key:literal => $field:ident $(($kind:ident))?),* } $(..$rest:ident)?) => {
+    // Into the type's `Default`, field by field: the one value to drop when a member does not read is `out`.
+    (@read_default $ty:ident { $($key:literal => $field:ident $(($kind:ident))?),* } $(..$rest:ident)?) => {
+        impl $crate::json::FromJson for $ty {
+            fn from_json(json: &::serde_json::Value, at: &$crate::hub::Path<'_>) -> Result<Self, $crate::json::Error> {
+                let map = $crate::json::object(json, concat!("struct ", stringify!($ty)), at)?;
+                let mut out = <Self as ::core::default::Default>::default();
+                $($crate::json_object!(@seen $field $($kind)?);)*
+                for (key, value) in map {
+                    match key.as_str() {
+                        $($key => $crate::json_object!(@read_into out $field value at $key $($kind)?),)*
+                        _ => {
+                            $($crate::json::member(&mut out.$rest, key, value, at)?;)?
+                        }
+                    }
+                }
+                $($crate::json_object!(@check $field at $key $($kind)?);)*
+                Ok(out)
+            }
+        }
+        $crate::json_object!(@deserialize $ty);
+    };
+    // Into locals, then the struct: for a type without `Default`.
+    (@read_locals $ty:ident { $($key:literal => $field:ident $(($kind:ident))?),* } $(..$rest:ident)?) => {
         impl $crate::json::FromJson for $ty {
             fn from_json(json: &::serde_json::Value, at: &$crate::hub::Path<'_>) -> Result<Self, $crate::json::Error> {
                 let map = $crate::json::object(json, concat!("struct ", stringify!($ty)), at)?;
@@ -488,7 +567,7 @@ macro_rules! json_object {
                     match key.as_str() {
                         $($key => $crate::json_object!(@read_field $field value at $key $($kind)?),)*
                         _ => {
-                            $($rest.insert(key.clone(), $crate::json::FromJson::from_json(value, &at.key(key))?);)?
+                            $($crate::json::member(&mut $rest, key, value, at)?;)?
                         }
                     }
                 }
@@ -498,24 +577,47 @@ macro_rules! json_object {
                 })
             }
         }
+        $crate::json_object!(@deserialize $ty);
+    };
+    (@deserialize $ty:ident) => {
         impl<'de> ::serde::Deserialize<'de> for $ty {
             fn deserialize<D: ::serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
                 $crate::json::deserialize(deserializer)
             }
         }
     };
+    (@seen $field:ident) => {};
+    (@seen $field:ident nullable) => {};
+    (@seen $field:ident required) => { let mut $field = false; };
+    (@read_into $out:ident $field:ident $value:ident $at:ident $key:literal) => {
+        $crate::json::FromJson::read_field(&mut $out.$field, $value, $key, $at)?
+    };
+    (@read_into $out:ident $field:ident $value:ident $at:ident $key:literal nullable) => {
+        $crate::json::field_some(&mut $out.$field, $value, $key, $at)?
+    };
+    (@read_into $out:ident $field:ident $value:ident $at:ident $key:literal required) => {{
+        $crate::json::FromJson::read_field(&mut $out.$field, $value, $key, $at)?;
+        $field = true;
+    }};
+    (@check $field:ident $at:ident $key:literal) => {};
+    (@check $field:ident $at:ident $key:literal nullable) => {};
+    (@check $field:ident $at:ident $key:literal required) => {
+        if !$field {
+            return Err($crate::json::missing($key, $at));
+        }
+    };
     (@init $field:ident) => { let mut $field = ::core::default::Default::default(); };
     (@init $field:ident required) => { let mut $field = None; };
     (@init $field:ident nullable) => { let mut $field = None; };
     (@read_field $field:ident $value:ident $at:ident $key:literal) => {
-        $field = $crate::json::FromJson::from_json($value, &$at.field($key))?
+        $crate::json::FromJson::read_field(&mut $field, $value, $key, $at)?
     };
     (@read_field $field:ident $value:ident $at:ident $key:literal $kind:ident) => {
-        $field = Some($crate::json::FromJson::from_json($value, &$at.field($key))?)
+        $crate::json::field_some(&mut $field, $value, $key, $at)?
     };
     (@take $field:ident $at:ident $key:literal) => { $field };
     (@take $field:ident $at:ident $key:literal required) => {
-        $field.ok_or_else(|| $crate::json::missing($key, $at))?
+        $crate::json::required($field, $key, $at)?
     };
     (@take $field:ident $at:ident $key:literal nullable) => { $field };
 }
@@ -671,8 +773,20 @@ mod tests {
         gone: Option<crate::Nullable<i64>>,
         unknown_fields: BTreeMap<String, Value>,
     }
+    /// `Arm` with `Default`: read by the other form of the macro (into the default, field by field).
+    #[derive(Debug, Clone, PartialEq, Default)]
+    struct DefaultArm {
+        name: String,
+        size: Option<Box<Pool>>,
+        gone: Option<crate::Nullable<i64>>,
+        unknown_fields: BTreeMap<String, Value>,
+    }
     crate::json_object! {
-        Arm { "name" => name (required), "size" => size, "gone" => gone (nullable) } ..unknown_fields
+        DefaultArm { "name" => name (required), "size" => size, "gone" => gone (nullable) } ..unknown_fields
+    }
+
+    crate::json_object! {
+        no_default Arm { "name" => name (required), "size" => size, "gone" => gone (nullable) } ..unknown_fields
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
@@ -802,6 +916,7 @@ mod tests {
             r#"{"name": "n", "size": {"zones": [1]}}"#,
         ] {
             same::<SerdeArm, Arm>(json);
+            same::<SerdeArm, DefaultArm>(json);
         }
         for json in [
             r#"{"kind": "pool", "count": 1}"#,

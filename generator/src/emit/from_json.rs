@@ -47,6 +47,8 @@ pub(crate) enum Reader {
         name: Ident,
         /// Whether the macro writes it too (`ToJson`, `Serialize`); not for a kind, which has its own `Serialize`.
         write: bool,
+        /// Whether the type implements `Default`, which the reader then starts from (`no_default` when not).
+        default: bool,
         /// In declaration order: JSON name, field, presence.
         fields: Vec<(String, Ident, Presence)>,
         /// The flattened map, the last field.
@@ -82,7 +84,8 @@ fn prepare_in(items: &mut Vec<Item>, what: &str, readers: &mut Vec<Reader>) -> R
             }
             Item::Struct(s) => match take_derives(&mut s.attrs) {
                 Some(write) => {
-                    let reader = object_reader(s, write, what)?;
+                    let default = derives(&s.attrs, "Default");
+                    let reader = object_reader(s, (write, default), what)?;
                     strip_serde(&mut s.attrs);
                     for field in s.fields.iter_mut() {
                         strip_serde(&mut field.attrs);
@@ -205,7 +208,8 @@ fn unsupported(place: &str, key: &str) -> Error {
     }
 }
 
-fn object_reader(s: &syn::ItemStruct, write: bool, what: &str) -> Result<Reader> {
+/// The reader of struct `s`; `write`: it derived `Serialize` too, `default`: it derives `Default`.
+fn object_reader(s: &syn::ItemStruct, (write, default): (bool, bool), what: &str) -> Result<Reader> {
     let place = format!("{what}: struct {}", s.ident);
     let mut container_default = false;
     let mut camel = false;
@@ -232,12 +236,12 @@ fn object_reader(s: &syn::ItemStruct, write: bool, what: &str) -> Result<Reader>
                 message: "a field after the #[serde(flatten)] map (it must be the last)".into(),
             });
         }
-        let (mut rename, mut default, mut flatten, mut nullable, mut skip) =
+        let (mut rename, mut defaulted, mut flatten, mut nullable, mut skip) =
             (None, container_default, false, false, false);
         for (key, value) in serde_args(&field.attrs, &field_place)? {
             match (key.as_str(), value) {
                 ("rename", Some(v)) => rename = Some(v),
-                ("default", None) => default = true,
+                ("default", None) => defaulted = true,
                 ("skip_serializing_if", Some(v)) if v == "Option::is_none" => skip = true,
                 ("flatten", None) => flatten = true,
                 ("deserialize_with", Some(v)) if v == "armgen_runtime::nullable::deserialize" => nullable = true,
@@ -261,7 +265,7 @@ fn object_reader(s: &syn::ItemStruct, write: bool, what: &str) -> Result<Reader>
             rest = Some(ident);
         } else if nullable {
             fields.push((json, ident, Presence::Nullable));
-        } else if default || option {
+        } else if defaulted || option {
             fields.push((json, ident, Presence::Defaulted));
         } else {
             fields.push((json, ident, Presence::Required));
@@ -270,6 +274,7 @@ fn object_reader(s: &syn::ItemStruct, write: bool, what: &str) -> Result<Reader>
     Ok(Reader::Object {
         name: s.ident.clone(),
         write,
+        default,
         fields,
         rest,
     })
@@ -384,13 +389,19 @@ struct ObjectArgs(Reader);
 
 impl Parse for ObjectArgs {
     fn parse(input: ParseStream) -> syn::Result<Self> {
-        let mut write = true;
+        let (mut write, mut default) = (true, true);
         if input.peek(Ident) && input.peek2(Ident) {
             let word: Ident = input.parse()?;
-            if word != "read" {
-                return Err(syn::Error::new(word.span(), "expected `read` or the type name"));
+            match word.to_string().as_str() {
+                "read" => (write, default) = (false, false),
+                "no_default" => default = false,
+                _ => {
+                    return Err(syn::Error::new(
+                        word.span(),
+                        "expected `read`, `no_default` or the type name",
+                    ));
+                }
             }
-            write = false;
         }
         let name: Ident = input.parse()?;
         let content;
@@ -425,6 +436,7 @@ impl Parse for ObjectArgs {
         Ok(ObjectArgs(Reader::Object {
             name,
             write,
+            default,
             fields,
             rest,
         }))
@@ -565,6 +577,7 @@ fn render(reader: &Reader, indent: usize) -> String {
         Reader::Object {
             name,
             write,
+            default,
             fields,
             rest,
         } => {
@@ -579,10 +592,10 @@ fn render(reader: &Reader, indent: usize) -> String {
                     }
                 })
                 .collect();
-            let head = if *write {
-                name.to_string()
-            } else {
-                format!("read {name}")
+            let head = match (*write, *default) {
+                (false, _) => format!("read {name}"),
+                (true, false) => format!("no_default {name}"),
+                (true, true) => name.to_string(),
             };
             let tail = rest.as_ref().map(|r| format!(" ..{r}")).unwrap_or_default();
             ("armgen_runtime::json_object!", head, entries, tail)
@@ -701,6 +714,7 @@ mod tests {
         let reader = Reader::Object {
             name: format_ident!("Big"),
             write: true,
+            default: true,
             fields,
             rest: Some(format_ident!("unknown_fields")),
         };

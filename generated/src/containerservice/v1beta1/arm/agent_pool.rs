@@ -85,7 +85,12 @@ pub struct AgentPoolUpgradeProfile {
 }
 
 armgen_runtime::json_object! {
-    AgentPoolUpgradeProfile { "id" => id, "name" => name, "type" => r#type, "properties" => properties (required) } ..unknown_fields
+    no_default AgentPoolUpgradeProfile {
+        "id" => id,
+        "name" => name,
+        "type" => r#type,
+        "properties" => properties (required),
+    } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfile {
@@ -114,7 +119,7 @@ pub struct AgentPoolUpgradeProfileProperties {
 }
 
 armgen_runtime::json_object! {
-    AgentPoolUpgradeProfileProperties {
+    no_default AgentPoolUpgradeProfileProperties {
         "kubernetesVersion" => kubernetes_version (required),
         "osType" => os_type (required),
         "upgrades" => upgrades,

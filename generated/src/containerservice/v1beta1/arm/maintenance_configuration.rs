@@ -228,7 +228,7 @@ pub struct RelativeMonthlySchedule {
 }
 
 armgen_runtime::json_object! {
-    RelativeMonthlySchedule {
+    no_default RelativeMonthlySchedule {
         "intervalMonths" => interval_months (required),
         "weekIndex" => week_index (required),
         "dayOfWeek" => day_of_week (required),
@@ -384,7 +384,7 @@ pub struct WeeklySchedule {
 }
 
 armgen_runtime::json_object! {
-    WeeklySchedule { "intervalWeeks" => interval_weeks (required), "dayOfWeek" => day_of_week (required) } ..unknown_fields
+    no_default WeeklySchedule { "intervalWeeks" => interval_weeks (required), "dayOfWeek" => day_of_week (required) } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for WeeklySchedule {

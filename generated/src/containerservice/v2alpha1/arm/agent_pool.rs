@@ -94,7 +94,7 @@ pub struct AgentPoolUpgradeProfile {
 }
 
 armgen_runtime::json_object! {
-    AgentPoolUpgradeProfile {
+    no_default AgentPoolUpgradeProfile {
         "id" => id,
         "name" => name,
         "type" => r#type,
@@ -132,7 +132,7 @@ pub struct AgentPoolUpgradeProfileProperties {
 }
 
 armgen_runtime::json_object! {
-    AgentPoolUpgradeProfileProperties {
+    no_default AgentPoolUpgradeProfileProperties {
         "kubernetesVersion" => kubernetes_version (required),
         "osType" => os_type (required),
         "upgrades" => upgrades,

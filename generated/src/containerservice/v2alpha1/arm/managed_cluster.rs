@@ -618,7 +618,7 @@ pub struct IstioIngressGateway {
 }
 
 armgen_runtime::json_object! {
-    IstioIngressGateway { "mode" => mode (required), "enabled" => enabled (required) } ..unknown_fields
+    no_default IstioIngressGateway { "mode" => mode (required), "enabled" => enabled (required) } ..unknown_fields
 }
 
 impl armgen_runtime::UnknownFields for IstioIngressGateway {
@@ -2117,7 +2117,7 @@ pub struct ManagedClusterPoolUpgradeProfile {
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterPoolUpgradeProfile {
+    no_default ManagedClusterPoolUpgradeProfile {
         "kubernetesVersion" => kubernetes_version (required),
         "name" => name,
         "osType" => os_type (required),
@@ -2875,7 +2875,7 @@ pub struct ManagedClusterUpgradeProfile {
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterUpgradeProfile {
+    no_default ManagedClusterUpgradeProfile {
         "id" => id,
         "name" => name,
         "type" => r#type,
@@ -2907,7 +2907,7 @@ pub struct ManagedClusterUpgradeProfileProperties {
 }
 
 armgen_runtime::json_object! {
-    ManagedClusterUpgradeProfileProperties {
+    no_default ManagedClusterUpgradeProfileProperties {
         "controlPlaneProfile" => control_plane_profile (required),
         "agentPoolProfiles" => agent_pool_profiles (required),
     } ..unknown_fields
@@ -3343,7 +3343,9 @@ pub struct ServiceMeshProfile {
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
-armgen_runtime::json_object! { ServiceMeshProfile { "mode" => mode (required), "istio" => istio } ..unknown_fields }
+armgen_runtime::json_object! {
+    no_default ServiceMeshProfile { "mode" => mode (required), "istio" => istio } ..unknown_fields
+}
 
 impl armgen_runtime::UnknownFields for ServiceMeshProfile {
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {

@@ -126,7 +126,7 @@ pub struct AgentPoolUpgradeProfile {
 }
 
 armgen_runtime::json_object! {
-    AgentPoolUpgradeProfile {
+    no_default AgentPoolUpgradeProfile {
         "id" => id,
         "name" => name,
         "type" => r#type,
@@ -168,7 +168,7 @@ pub struct AgentPoolUpgradeProfileProperties {
 }
 
 armgen_runtime::json_object! {
-    AgentPoolUpgradeProfileProperties {
+    no_default AgentPoolUpgradeProfileProperties {
         "kubernetesVersion" => kubernetes_version (required),
         "osType" => os_type (required),
         "upgrades" => upgrades,
