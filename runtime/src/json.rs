@@ -72,7 +72,7 @@ impl Error {
 pub trait FromJson: Sized {
     fn from_json(json: &Value, at: &Path<'_>) -> Result<Self, Error>;
 
-    /// Reads the member `key` (its value `json`) of the object at `at` into `slot`: what [`json_object!`]'s readers
+    /// Reads the member `key` (its value `json`) of the object at `at` into `slot`: what [`json_object!`](crate::json_object)'s readers
     /// call for each member. `Option` reads its value in place, so that a struct field of type `Option<T>` costs
     /// one function per `T` rather than three (the option's reader, the mapping into `Some`, the assignment).
     fn read_field(slot: &mut Self, json: &Value, key: &'static str, at: &Path<'_>) -> Result<(), Error> {
@@ -177,7 +177,7 @@ pub fn field_some<T: FromJson>(
     Ok(())
 }
 
-/// Reads a member the struct does not name into its flattened map (`..rest` of [`json_object!`]).
+/// Reads a member the struct does not name into its flattened map (`..rest` of [`json_object!`](crate::json_object)).
 pub fn member<T: FromJson>(
     rest: &mut BTreeMap<String, T>,
     key: &str,
@@ -490,7 +490,7 @@ impl<T: ToJson> ToJson for crate::Nullable<T> {
 ///
 /// The type must implement `Default` (the reader starts from it), unless `no_default` comes before its name: then
 /// the fields are read into locals first. `read` before the name: [`FromJson`] and `Deserialize` only, into locals
-/// (a kind, whose `ToJson` and `Serialize` add `apiVersion` and `kind`: [`resource_json!`]).
+/// (a kind, whose `ToJson` and `Serialize` add `apiVersion` and `kind`: [`resource_json!`](crate::resource_json)).
 ///
 /// ```
 /// #[derive(Debug, Default, PartialEq)]
@@ -647,7 +647,7 @@ macro_rules! resource_json {
     };
 }
 
-/// A custom resource as JSON ([`resource_json!`]): `status` holds the status field when the kind has one.
+/// A custom resource as JSON ([`resource_json!`](crate::resource_json)): `status` holds the status field when the kind has one.
 pub fn resource(
     api_version: &str,
     kind: &str,
