@@ -35,8 +35,7 @@
 //!   `operatorSpec`).
 //! - Numbers: a `float` and a `double` convert through their shortest decimal representation ([`widen`],
 //!   [`narrow`]): `0.1` is `0.1` in both, not `0.10000000149011612`; a double no float has the decimal of is
-//!   bagged. Objects are written to JSON through text ([`to_json`]) so that a `float` keeps its decimal there
-//!   too.
+//!   bagged. Objects are written to JSON by [`ToJson`], which writes a `float` with its own decimal too.
 //! - An empty bag leaves no annotation.
 
 use std::collections::BTreeMap;
@@ -624,13 +623,6 @@ pub fn narrow(value: f64) -> Option<f32> {
     (widen(shortest) == value).then_some(shortest)
 }
 
-/// `value` as a JSON value ([`ToJson`]): a `float` is written with its own shortest decimal representation
-/// (`0.1`), where `serde_json::to_value` would write the double nearest to its binary value
-/// (`0.10000000149011612`).
-pub fn to_json<T: ToJson + ?Sized>(value: &T) -> Value {
-    value.to_json()
-}
-
 /// Reads a custom resource of one served version (JSON) into its Rust type; errors name the field.
 pub fn decode<T: FromJson>(object: serde_json::Value) -> Result<T, ConversionError> {
     crate::json::read(&object).map_err(|e| ConversionError {
@@ -842,7 +834,7 @@ mod tests {
         assert_eq!(narrow(0.123456789012), None, "no float has this decimal");
         assert_eq!(narrow(1e300), None, "beyond the float range");
         assert_eq!(narrow(f64::from(0.1f32)), None, "0.10000000149011612 is not 0.1");
-        assert_eq!(to_json(&0.1f32), serde_json::json!(0.1));
+        assert_eq!(0.1f32.to_json(), serde_json::json!(0.1));
         assert_eq!(encode(&0.1f32).unwrap(), serde_json::json!(0.1));
     }
 

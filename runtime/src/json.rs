@@ -94,12 +94,6 @@ pub fn from_text<T: FromJson>(text: &str) -> Result<T, Error> {
     read(&serde_json::from_str(text)?)
 }
 
-/// `value` as a JSON value ([`ToJson`]: floats keep their shortest decimal form); a `Result` for the callers
-/// that chain it after a read.
-pub fn write<T: ToJson + ?Sized>(value: &T) -> Result<Value, Error> {
-    Ok(value.to_json())
-}
-
 /// The `Deserialize` of a type with [`FromJson`]: the input as a `Value`, then [`FromJson::from_json`]; the error
 /// names the path in its message.
 pub fn deserialize<'de, D: Deserializer<'de>, T: FromJson>(deserializer: D) -> Result<T, D::Error> {

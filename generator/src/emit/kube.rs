@@ -1094,7 +1094,7 @@ fn version_items(cx: &Ctx<'_>, roots: &[proc_macro2::Ident]) -> TokenStream {
         let kind = &r.kind;
         let k = format_ident!("{}", r.kind);
         let arm_name = cx.arm_name(&r.arm_body).map(|n| quote!(#n)).unwrap_or_else(|_| quote!(()));
-        quote!(#kind => armgen_runtime::json::from_text::<arm::#arm_name>(arm_json).and_then(|a| armgen_runtime::json::write(&#k::from_arm(name, namespace, &a))),)
+        quote!(#kind => armgen_runtime::json::from_text::<arm::#arm_name>(arm_json).map(|a| armgen_runtime::json::ToJson::to_json(&#k::from_arm(name, namespace, &a))),)
     });
     let export_arms = kube.resources.iter().map(|r| {
         let kind = &r.kind;
@@ -1103,7 +1103,7 @@ fn version_items(cx: &Ctx<'_>, roots: &[proc_macro2::Ident]) -> TokenStream {
             #kind => {
                 let cr: #k = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
         }
     });

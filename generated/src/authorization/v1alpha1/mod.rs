@@ -29,7 +29,7 @@ pub fn import(
         match kind {
             "RoleAssignment" => {
                 armgen_runtime::json::from_text::<arm::RoleAssignment>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&RoleAssignment::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(&RoleAssignment::from_arm(name, namespace, &a)))
             }
             _ => return None,
         },
@@ -48,7 +48,7 @@ pub fn export(
             "RoleAssignment" => {
                 let cr: RoleAssignment = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             _ => {
                 Err(ConversionError {

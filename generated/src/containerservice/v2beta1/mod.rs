@@ -88,95 +88,103 @@ pub fn import(
         match kind {
             "ManagedCluster" => {
                 armgen_runtime::json::from_text::<arm::ManagedCluster>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&ManagedCluster::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(&ManagedCluster::from_arm(name, namespace, &a)))
             }
             "AgentPool" => {
                 armgen_runtime::json::from_text::<arm::AgentPool>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&AgentPool::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(&AgentPool::from_arm(name, namespace, &a)))
             }
             "IdentityBinding" => {
                 armgen_runtime::json::from_text::<arm::IdentityBinding>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&IdentityBinding::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(&IdentityBinding::from_arm(name, namespace, &a)))
             }
             "MaintenanceConfiguration" => {
                 armgen_runtime::json::from_text::<arm::MaintenanceConfiguration>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&MaintenanceConfiguration::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
+                        &MaintenanceConfiguration::from_arm(name, namespace, &a),
+                    ))
             }
             "ManagedNamespace" => {
                 armgen_runtime::json::from_text::<arm::ManagedNamespace>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&ManagedNamespace::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(&ManagedNamespace::from_arm(name, namespace, &a)))
             }
             "PrivateEndpointConnection" => {
                 armgen_runtime::json::from_text::<arm::PrivateEndpointConnection>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
                         &PrivateEndpointConnection::from_arm(name, namespace, &a),
                     ))
             }
             "TrustedAccessRoleBinding" => {
                 armgen_runtime::json::from_text::<arm::TrustedAccessRoleBinding>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&TrustedAccessRoleBinding::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
+                        &TrustedAccessRoleBinding::from_arm(name, namespace, &a),
+                    ))
             }
             "Snapshot" => {
                 armgen_runtime::json::from_text::<arm::Snapshot>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&Snapshot::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(&Snapshot::from_arm(name, namespace, &a)))
             }
             "ManagedClusterAbort" => {
                 armgen_runtime::json::from_text::<arm::ManagedClusterAbort>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&ManagedClusterAbort::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(&ManagedClusterAbort::from_arm(name, namespace, &a)))
             }
             "ManagedClusterResetAadProfile" => {
                 armgen_runtime::json::from_text::<arm::ManagedClusterResetAadProfile>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
                         &ManagedClusterResetAadProfile::from_arm(name, namespace, &a),
                     ))
             }
             "ManagedClusterResetServicePrincipalProfile" => {
                 armgen_runtime::json::from_text::<arm::ManagedClusterResetServicePrincipalProfile>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
                         &ManagedClusterResetServicePrincipalProfile::from_arm(name, namespace, &a),
                     ))
             }
             "ManagedClusterResolvePrivateLinkServiceId" => {
                 armgen_runtime::json::from_text::<arm::ManagedClusterResolvePrivateLinkServiceId>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
                         &ManagedClusterResolvePrivateLinkServiceId::from_arm(name, namespace, &a),
                     ))
             }
             "ManagedClusterRotateClusterCertificates" => {
                 armgen_runtime::json::from_text::<arm::ManagedClusterRotateClusterCertificates>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
                         &ManagedClusterRotateClusterCertificates::from_arm(name, namespace, &a),
                     ))
             }
             "ManagedClusterRotateServiceAccountSigningKeys" => {
                 armgen_runtime::json::from_text::<arm::ManagedClusterRotateServiceAccountSigningKeys>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
                         &ManagedClusterRotateServiceAccountSigningKeys::from_arm(name, namespace, &a),
                     ))
             }
             "ManagedClusterRunCommand" => {
                 armgen_runtime::json::from_text::<arm::ManagedClusterRunCommand>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&ManagedClusterRunCommand::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
+                        &ManagedClusterRunCommand::from_arm(name, namespace, &a),
+                    ))
             }
             "ManagedClusterStart" => {
                 armgen_runtime::json::from_text::<arm::ManagedClusterStart>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&ManagedClusterStart::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(&ManagedClusterStart::from_arm(name, namespace, &a)))
             }
             "ManagedClusterStop" => {
                 armgen_runtime::json::from_text::<arm::ManagedClusterStop>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&ManagedClusterStop::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(&ManagedClusterStop::from_arm(name, namespace, &a)))
             }
             "AgentPoolAbort" => {
                 armgen_runtime::json::from_text::<arm::AgentPoolAbort>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&AgentPoolAbort::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(&AgentPoolAbort::from_arm(name, namespace, &a)))
             }
             "AgentPoolDeleteMachines" => {
                 armgen_runtime::json::from_text::<arm::AgentPoolDeleteMachines>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&AgentPoolDeleteMachines::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
+                        &AgentPoolDeleteMachines::from_arm(name, namespace, &a),
+                    ))
             }
             "AgentPoolUpgradeNodeImageVersion" => {
                 armgen_runtime::json::from_text::<arm::AgentPoolUpgradeNodeImageVersion>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
                         &AgentPoolUpgradeNodeImageVersion::from_arm(name, namespace, &a),
                     ))
             }
@@ -197,102 +205,102 @@ pub fn export(
             "ManagedCluster" => {
                 let cr: ManagedCluster = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "AgentPool" => {
                 let cr: AgentPool = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "IdentityBinding" => {
                 let cr: IdentityBinding = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "MaintenanceConfiguration" => {
                 let cr: MaintenanceConfiguration = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "ManagedNamespace" => {
                 let cr: ManagedNamespace = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "PrivateEndpointConnection" => {
                 let cr: PrivateEndpointConnection = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "TrustedAccessRoleBinding" => {
                 let cr: TrustedAccessRoleBinding = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "Snapshot" => {
                 let cr: Snapshot = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "ManagedClusterAbort" => {
                 let cr: ManagedClusterAbort = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "ManagedClusterResetAadProfile" => {
                 let cr: ManagedClusterResetAadProfile = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "ManagedClusterResetServicePrincipalProfile" => {
                 let cr: ManagedClusterResetServicePrincipalProfile = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "ManagedClusterResolvePrivateLinkServiceId" => {
                 let cr: ManagedClusterResolvePrivateLinkServiceId = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "ManagedClusterRotateClusterCertificates" => {
                 let cr: ManagedClusterRotateClusterCertificates = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "ManagedClusterRotateServiceAccountSigningKeys" => {
                 let cr: ManagedClusterRotateServiceAccountSigningKeys = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "ManagedClusterRunCommand" => {
                 let cr: ManagedClusterRunCommand = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "ManagedClusterStart" => {
                 let cr: ManagedClusterStart = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "ManagedClusterStop" => {
                 let cr: ManagedClusterStop = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "AgentPoolAbort" => {
                 let cr: AgentPoolAbort = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "AgentPoolDeleteMachines" => {
                 let cr: AgentPoolDeleteMachines = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "AgentPoolUpgradeNodeImageVersion" => {
                 let cr: AgentPoolUpgradeNodeImageVersion = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             _ => {
                 Err(ConversionError {

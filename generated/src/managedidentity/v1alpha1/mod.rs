@@ -31,11 +31,13 @@ pub fn import(
         match kind {
             "UserAssignedIdentity" => {
                 armgen_runtime::json::from_text::<arm::Identity>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&UserAssignedIdentity::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
+                        &UserAssignedIdentity::from_arm(name, namespace, &a),
+                    ))
             }
             "FederatedIdentityCredential" => {
                 armgen_runtime::json::from_text::<arm::FederatedIdentityCredential>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
                         &FederatedIdentityCredential::from_arm(name, namespace, &a),
                     ))
             }
@@ -56,12 +58,12 @@ pub fn export(
             "UserAssignedIdentity" => {
                 let cr: UserAssignedIdentity = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "FederatedIdentityCredential" => {
                 let cr: FederatedIdentityCredential = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             _ => {
                 Err(ConversionError {

@@ -40,21 +40,21 @@ pub fn import(
         match kind {
             "VirtualNetwork" => {
                 armgen_runtime::json::from_text::<arm::VirtualNetwork>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&VirtualNetwork::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(&VirtualNetwork::from_arm(name, namespace, &a)))
             }
             "Subnet" => {
                 armgen_runtime::json::from_text::<arm::Subnet>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&Subnet::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(&Subnet::from_arm(name, namespace, &a)))
             }
             "SubnetPrepareNetworkPolicies" => {
                 armgen_runtime::json::from_text::<arm::SubnetPrepareNetworkPolicies>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
                         &SubnetPrepareNetworkPolicies::from_arm(name, namespace, &a),
                     ))
             }
             "SubnetUnprepareNetworkPolicies" => {
                 armgen_runtime::json::from_text::<arm::SubnetUnprepareNetworkPolicies>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
                         &SubnetUnprepareNetworkPolicies::from_arm(name, namespace, &a),
                     ))
             }
@@ -75,22 +75,22 @@ pub fn export(
             "VirtualNetwork" => {
                 let cr: VirtualNetwork = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "Subnet" => {
                 let cr: Subnet = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "SubnetPrepareNetworkPolicies" => {
                 let cr: SubnetPrepareNetworkPolicies = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "SubnetUnprepareNetworkPolicies" => {
                 let cr: SubnetUnprepareNetworkPolicies = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             _ => {
                 Err(ConversionError {

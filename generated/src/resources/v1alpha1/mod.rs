@@ -31,11 +31,11 @@ pub fn import(
         match kind {
             "ResourceGroup" => {
                 armgen_runtime::json::from_text::<arm::ResourceGroup>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(&ResourceGroup::from_arm(name, namespace, &a)))
+                    .map(|a| armgen_runtime::json::ToJson::to_json(&ResourceGroup::from_arm(name, namespace, &a)))
             }
             "ResourceGroupExportTemplate" => {
                 armgen_runtime::json::from_text::<arm::ResourceGroupExportTemplate>(arm_json)
-                    .and_then(|a| armgen_runtime::json::write(
+                    .map(|a| armgen_runtime::json::ToJson::to_json(
                         &ResourceGroupExportTemplate::from_arm(name, namespace, &a),
                     ))
             }
@@ -56,12 +56,12 @@ pub fn export(
             "ResourceGroup" => {
                 let cr: ResourceGroup = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             "ResourceGroupExportTemplate" => {
                 let cr: ResourceGroupExportTemplate = armgen_runtime::kube::from_custom_resource(cr)?;
                 let arm = cr.spec.to_arm(resolver)?;
-                Ok(armgen_runtime::hub::to_json(&arm))
+                Ok(armgen_runtime::json::ToJson::to_json(&arm))
             }
             _ => {
                 Err(ConversionError {
