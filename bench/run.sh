@@ -58,12 +58,14 @@ echo
 
 echo "## generated crate"
 echo
-rs_files=$(find generated/src -name '*.rs' | wc -l)
-rs_lines=$(cat $(find generated/src -name '*.rs') | wc -l)
+# generated/src and, with output.versionCrates, the version crates in generated/crates/.
+rs_dirs=$(ls -d generated/src generated/crates 2>/dev/null)
+rs_files=$(find $rs_dirs -name '*.rs' | wc -l)
+rs_lines=$(cat $(find $rs_dirs -name '*.rs') | wc -l)
 echo "- $rs_files Rust files, $rs_lines lines"
-for v in generated/src/*/*/; do
+for v in generated/src/*/*/ generated/crates/*/src/; do
   [ -d "$v/arm" ] || continue
-  echo "- $(basename "$v"): $(cat "$v"/arm/*.rs | wc -l) lines in $(ls "$v"/arm/*.rs | wc -l) files"
+  echo "- ${v#generated/}: $(cat "$v"/arm/*.rs | wc -l) lines in $(ls "$v"/arm/*.rs | wc -l) files"
 done
 echo
 
@@ -73,9 +75,13 @@ echo "| features | wall s | peak RSS MiB |"
 echo "| --- | --- | --- |"
 # Every version feature alone, then all of them (the default), from the generated manifest.
 versions=$(sed -n '/^\[features\]/,/^\[/p' generated/Cargo.toml | awk -F' = ' '/^v[0-9a-z]+ = / {print $1}')
+# Every package of generated/ (the main crate and the version crates), as `-p` arguments.
+generated=$(cargo metadata --no-deps --format-version 1 |
+  python3 -c 'import json, sys; print(" ".join("-p " + p["name"] for p in json.load(sys.stdin)["packages"] if "/generated/" in p["manifest_path"]))')
 for features in $versions "$(echo $versions | tr ' ' ',')"; do
   CARGO_INCREMENTAL=0 cargo build -q -p aks-api --no-default-features --features "$features"
-  CARGO_INCREMENTAL=0 cargo clean -q -p aks-api
+  # shellcheck disable=SC2086
+  CARGO_INCREMENTAL=0 cargo clean -q $generated
   CARGO_INCREMENTAL=0 /usr/bin/time -f "%e %M" -o /tmp/armgen-time \
     cargo build -q -p aks-api --no-default-features --features "$features"
   read -r wall kb </tmp/armgen-time

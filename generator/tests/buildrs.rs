@@ -20,6 +20,7 @@ fn config() -> Config {
             crate_name: "widgets-api".into(),
             description: None,
             api_domain: armgen::config::DEFAULT_API_DOMAIN.into(),
+            version_crates: false,
         },
         groups: BTreeMap::from([(
             "fixture".to_string(),

@@ -109,8 +109,16 @@ fn check_passes_on_the_committed_crate_and_fails_after_hand_edits() {
         "a faithful copy must pass"
     );
 
+    // Where the config's layout (`output.versionCrates`) puts a version's module tree.
+    let config = armgen::config::Config::load(&workspace().join("azure-arm.yaml")).expect("config");
+    let layout = armgen::emit::CrateLayout::of(&config.output);
+    let edited_rel = format!(
+        "{}/arm/managed_cluster.rs",
+        layout.version_dir("containerservice", "v2alpha1")
+    );
+    let removed_rel = format!("{}/arm/snapshot.rs", layout.version_dir("containerservice", "v1beta1"));
     // A hand edit to one generated file.
-    let edited = out_dir.join("src/containerservice/v2alpha1/arm/managed_cluster.rs");
+    let edited = out_dir.join(&edited_rel);
     let mut contents = std::fs::read_to_string(&edited).expect("read");
     contents = contents.replacen(
         "pub struct ManagedCluster {",
@@ -119,7 +127,7 @@ fn check_passes_on_the_committed_crate_and_fails_after_hand_edits() {
     );
     std::fs::write(&edited, contents).expect("write");
     // A removed file and an extra one.
-    std::fs::remove_file(out_dir.join("src/containerservice/v1beta1/arm/snapshot.rs")).expect("remove");
+    std::fs::remove_file(out_dir.join(&removed_rel)).expect("remove");
     std::fs::write(out_dir.join("src/extra.rs"), "// not generated\n").expect("write");
 
     let failed = armgen(&["check", "--out", out], &specs);
@@ -130,14 +138,8 @@ fn check_passes_on_the_committed_crate_and_fails_after_hand_edits() {
         text(&failed)
     );
     let report = text(&failed);
-    assert!(
-        report.contains("modified: src/containerservice/v2alpha1/arm/managed_cluster.rs"),
-        "{report}"
-    );
-    assert!(
-        report.contains("missing:  src/containerservice/v1beta1/arm/snapshot.rs"),
-        "{report}"
-    );
+    assert!(report.contains(&format!("modified: {edited_rel}")), "{report}");
+    assert!(report.contains(&format!("missing:  {removed_rel}")), "{report}");
     assert!(report.contains("extra:    src/extra.rs"), "{report}");
 
     // `check --diff` shows the hand edit as a removed line.

@@ -69,7 +69,7 @@ fn emitted_diff_impls() {
         kube: Some(&kube),
         renames: &Default::default(),
     }];
-    let files = emit::crate_files("fixture-api", "Fixture types", &outputs).expect("emission");
+    let files = emit::crate_files("fixture-api", "Fixture types", &outputs, emit::CrateLayout::One).expect("emission");
     let mut seen = Vec::new();
     for (path, text) in &files {
         if path.parent() == Some(std::path::Path::new("src/fixture/v1/diff")) {

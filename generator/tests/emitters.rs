@@ -203,3 +203,73 @@ fn conversion_emitter_converts_the_spoke_both_ways_through_the_hub() {
         "{conversions}"
     );
 }
+
+/// `output.versionCrates`: the same fixture as a crate per version. Each version's module tree is the one-crate
+/// layout's, moved from `src/fixture/<v>/` to `crates/fixture-<v>/src/`, byte for byte but for the two `use` lines
+/// of the spoke's conversions (the spoke is the crate itself, the hub another crate); the main crate's
+/// `Cargo.toml`, the versions' `Cargo.toml` and `lib.rs` and the group module that re-exports them are snapshots.
+#[test]
+fn version_crates_move_each_version_into_a_crate_of_its_own() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("azure-arm.yaml");
+    let config = CONFIG.replace(
+        "output: {crateName: widgets-api}",
+        "output: {crateName: widgets-api, versionCrates: true}",
+    );
+    std::fs::write(&path, config).expect("write config");
+    let split = armgen::Builder::new(&path)
+        .specs(common::fixture_root("arm"))
+        .generate()
+        .expect("the emitters fixture generates as a crate per version");
+    let one = generation();
+    let text = |p: &str| {
+        split
+            .files
+            .get(Path::new(p))
+            .unwrap_or_else(|| panic!("{p} is generated"))
+            .replace(armgen::emit::GENERATOR, "armgen (version)")
+    };
+    let mut compared = 0;
+    for (key, one_dir) in &one.version_dirs {
+        let split_dir = &split.version_dirs[key];
+        let (group, version) = key.split_once('/').expect("group/version");
+        assert_eq!(split_dir, Path::new(&format!("crates/{group}-{version}/src")));
+        for (p, contents) in one.files.iter().filter(|(p, _)| p.starts_with(one_dir)) {
+            let moved = split_dir.join(p.strip_prefix(one_dir).expect("prefix"));
+            let got = split
+                .files
+                .get(&moved)
+                .unwrap_or_else(|| panic!("{} is not moved to {}", p.display(), moved.display()));
+            let expected = contents
+                .replace(
+                    &format!("use crate::{group}::{version} as spoke;"),
+                    "use crate as spoke;",
+                )
+                .replace(
+                    &format!("use crate::{group}::v2 as hub;"),
+                    "use ::widgets_api_fixture_v2 as hub;",
+                );
+            assert_eq!(got, &expected, "{}", moved.display());
+            compared += 1;
+        }
+    }
+    assert!(compared > 10, "only {compared} files compared");
+    assert!(
+        !split
+            .files
+            .keys()
+            .any(|p| p.starts_with("src/fixture/v1") || p.starts_with("src/fixture/v2")),
+        "no version module is left in the main crate"
+    );
+    insta::assert_snapshot!("version_crates_cargo_toml", text("Cargo.toml"));
+    insta::assert_snapshot!("version_crates_spoke_cargo_toml", text("crates/fixture-v1/Cargo.toml"));
+    insta::assert_snapshot!("version_crates_hub_cargo_toml", text("crates/fixture-v2/Cargo.toml"));
+    insta::assert_snapshot!("version_crates_spoke_lib_rs", text("crates/fixture-v1/src/lib.rs"));
+    let group = text("src/fixture/mod.rs");
+    let head: String = group
+        .lines()
+        .take_while(|l| !l.starts_with("pub fn"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    insta::assert_snapshot!("version_crates_group_mod_head", head);
+}

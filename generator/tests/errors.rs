@@ -402,7 +402,8 @@ fn two_resources_sharing_one_body_type_emit_parseable_modules() {
         kube: None,
         renames: &Default::default(),
     }];
-    let files = armgen::emit::crate_files("widgets-api", "test", &outputs).expect("emits");
+    let files =
+        armgen::emit::crate_files("widgets-api", "test", &outputs, armgen::emit::CrateLayout::One).expect("emits");
     assert!(files.contains_key(Path::new("src/test/v1/arm/shared.rs")));
     assert!(
         !files.keys().any(|p| p.ends_with("widget.rs")),

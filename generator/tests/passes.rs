@@ -660,7 +660,7 @@ fn emitted(f: &Fixture) -> BTreeMap<PathBuf, String> {
         kube: None,
         renames: &Default::default(),
     }];
-    let files = emit::crate_files("fixture-api", "Fixture types", &outputs).expect("emission");
+    let files = emit::crate_files("fixture-api", "Fixture types", &outputs, emit::CrateLayout::One).expect("emission");
     files
         .into_iter()
         .map(|(path, text)| (path, text.replace(emit::GENERATOR, "armgen (version)")))

@@ -39,6 +39,7 @@ fn generate_with(
             crate_name: "widgets-api".into(),
             description: None,
             api_domain: armgen::config::DEFAULT_API_DOMAIN.into(),
+            version_crates: false,
         },
         groups: BTreeMap::from([(
             "fixture".to_string(),
@@ -182,6 +183,7 @@ fn an_unserved_version_is_kept_for_stored_objects_only() {
             crate_name: "widgets-api".into(),
             description: None,
             api_domain: armgen::config::DEFAULT_API_DOMAIN.into(),
+            version_crates: false,
         },
         groups: BTreeMap::from([(
             "fixture".to_string(),

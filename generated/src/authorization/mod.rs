@@ -4,7 +4,8 @@
 //! `Microsoft.Authorization`: one module per Kubernetes version.
 /// ARM API version 2022-04-01 of `Microsoft.Authorization` (storage version).
 #[cfg(feature = "v1alpha1")]
-pub mod v1alpha1;
+pub use aks_api_authorization_v1alpha1 as v1alpha1;
+
 /// Reads a custom resource of `authorization.armgen.dev` (JSON) into the types of its version and writes it back, as a conversion writes objects of that version: known enum values in the spec's spelling, numbers as their types write them, properties the version lacks dropped.
 pub fn normalize(object: serde_json::Value) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
     let source = armgen_runtime::hub::TypeMeta::of(&object, "authorization.armgen.dev")?;

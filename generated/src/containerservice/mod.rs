@@ -6,13 +6,16 @@
 //! `Microsoft.ContainerService`: one module per Kubernetes version.
 /// ARM API version 2024-09-01 of `Microsoft.ContainerService`.
 #[cfg(feature = "v1beta1")]
-pub mod v1beta1;
+pub use aks_api_containerservice_v1beta1 as v1beta1;
+
 /// ARM API version 2025-10-01 of `Microsoft.ContainerService`.
 #[cfg(feature = "v2alpha1")]
-pub mod v2alpha1;
+pub use aks_api_containerservice_v2alpha1 as v2alpha1;
+
 /// ARM API version 2026-08-01 of `Microsoft.ContainerService` (storage version).
 #[cfg(feature = "v2beta1")]
-pub mod v2beta1;
+pub use aks_api_containerservice_v2beta1 as v2beta1;
+
 /// Reads a custom resource of `containerservice.armgen.dev` (JSON) into the types of its version and writes it back, as a conversion writes objects of that version: known enum values in the spec's spelling, numbers as their types write them, properties the version lacks dropped.
 pub fn normalize(object: serde_json::Value) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
     let source = armgen_runtime::hub::TypeMeta::of(&object, "containerservice.armgen.dev")?;

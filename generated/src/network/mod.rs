@@ -4,7 +4,8 @@
 //! `Microsoft.Network`: one module per Kubernetes version.
 /// ARM API version 2024-05-01 of `Microsoft.Network` (storage version).
 #[cfg(feature = "v1alpha1")]
-pub mod v1alpha1;
+pub use aks_api_network_v1alpha1 as v1alpha1;
+
 /// Reads a custom resource of `network.armgen.dev` (JSON) into the types of its version and writes it back, as a conversion writes objects of that version: known enum values in the spec's spelling, numbers as their types write them, properties the version lacks dropped.
 pub fn normalize(object: serde_json::Value) -> Result<serde_json::Value, armgen_runtime::kube::ConversionError> {
     let source = armgen_runtime::hub::TypeMeta::of(&object, "network.armgen.dev")?;

@@ -34,6 +34,13 @@ pub struct OutputConfig {
     /// `<service>.azure.com`, and a CRD of the same name would replace theirs.
     #[serde(default = "default_api_domain")]
     pub api_domain: String,
+    /// One crate per group version (`<crateName>-<group>-<version>` in `crates/<group>-<version>/`), re-exported by
+    /// the main crate under the same paths and features, instead of one crate holding every version: the versions
+    /// then build in parallel, each with the compiler memory of one version, and a changed version rebuilds only
+    /// its crate and those of its spokes. Default `false`. A `build.rs` (and the single-file form) always gets
+    /// one module tree: a build script cannot add crates. See [`crate::emit::CrateLayout`].
+    #[serde(default)]
+    pub version_crates: bool,
 }
 
 /// The default of `output.apiDomain`: the project's own domain.

@@ -37,7 +37,7 @@ use std::path::PathBuf;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
-use super::output::{VersionOutput, finish};
+use super::output::{CrateLayout, VersionOutput, finish};
 use super::rust::{ident, primitive};
 use crate::error::{Error, Result};
 use crate::ir::{Ir, Primitive, TypeId, TypeKind, TypeRef};
@@ -759,6 +759,7 @@ pub fn spoke_files(
     hub_v: &VersionOutput<'_>,
     head: &str,
     base: &str,
+    layout: CrateLayout<'_>,
 ) -> Result<SpokeConversions> {
     let (Some(spoke_kube), Some(hub_kube)) = (spoke_v.kube, hub_v.kube) else {
         return Ok(SpokeConversions {
@@ -798,7 +799,7 @@ pub fn spoke_files(
             message: "matches no property of this version that the hub could take; remove or fix it".into(),
         });
     }
-    convert_files(files, &e.items, (spoke_v, hub_v), head, base)?;
+    convert_files(files, &e.items, (spoke_v, hub_v), head, base, layout)?;
     let report = conversions_report(spoke_v, hub_v, &kinds, &e.notes);
     Ok(SpokeConversions { kinds, report })
 }
@@ -811,10 +812,10 @@ fn convert_files(
     (spoke_v, hub_v): (&VersionOutput<'_>, &VersionOutput<'_>),
     head: &str,
     base: &str,
+    layout: CrateLayout<'_>,
 ) -> Result<()> {
-    let spoke_mod = format_ident!("{}", spoke_v.kube_version);
-    let hub_mod = format_ident!("{}", hub_v.kube_version);
-    let group = format_ident!("{}", spoke_v.group);
+    let spoke_path = layout.version_path(spoke_v.group, spoke_v.kube_version, spoke_v.kube_version);
+    let hub_path = layout.version_path(hub_v.group, hub_v.kube_version, spoke_v.kube_version);
     let mods: Vec<proc_macro2::Ident> = items.keys().map(|m| format_ident!("{}", m)).collect();
     for (module, module_items) in items {
         let doc = format!(
@@ -830,9 +831,9 @@ fn convert_files(
         let tokens = quote! {
             #![doc = #doc]
             #[allow(unused_imports)]
-            use crate::#group::#spoke_mod as spoke;
+            use #spoke_path as spoke;
             #[allow(unused_imports)]
-            use crate::#group::#hub_mod as hub;
+            use #hub_path as hub;
             #runtime
             #body
         };

@@ -16,6 +16,17 @@
 //! crds/<plural>.<group>.yaml, crds/kustomization.yaml   CRD manifests (`crd`)
 //! rbac/role.yaml, rbac/kustomization.yaml      the ClusterRole on the reconciled kinds (`rbac`)
 //! ```
+//!
+//! With `output.versionCrates` ([`CrateLayout::PerVersion`]) each version's tree moves, unchanged but for the two
+//! `use` lines of a spoke's conversions, into a crate of its own, which `src/<group>/mod.rs` re-exports:
+//!
+//! ```text
+//! crates/containerservice-v2alpha1/Cargo.toml       package <crate>-containerservice-v2alpha1; a spoke's depends
+//!                                                   on its hub's crate (feature <hub version>: its conversions)
+//! crates/containerservice-v2alpha1/src/lib.rs       #[path = "mod.rs"] mod version; pub use version::*;
+//! crates/containerservice-v2alpha1/src/mod.rs       what src/containerservice/v2alpha1/mod.rs holds otherwise
+//! src/containerservice/mod.rs                       #[cfg(feature = "v2alpha1")] pub use <crate>_containerservice_v2alpha1 as v2alpha1;
+//! ```
 
 pub mod convert;
 pub mod crd;
@@ -38,7 +49,7 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
 use output::finish;
-pub use output::{GENERATOR, StorageReason, VersionOutput, header, kind_storage, storage_versions};
+pub use output::{CrateLayout, GENERATOR, StorageReason, VersionOutput, header, kind_storage, storage_versions};
 
 use crate::error::Result;
 use crate::passes::layout::SHARED_MODULE;
@@ -49,14 +60,20 @@ pub fn crate_files(
     crate_name: &str,
     description: &str,
     versions: &[VersionOutput<'_>],
+    layout: CrateLayout<'_>,
 ) -> Result<BTreeMap<PathBuf, String>> {
     let mut files = BTreeMap::new();
     let all_sources = spec_files(versions.iter());
     let groups: BTreeSet<&str> = versions.iter().map(|v| v.group).collect();
     files.insert(
         PathBuf::from("Cargo.toml"),
-        cargo_toml(crate_name, description, versions, &all_sources),
+        cargo_toml(crate_name, description, versions, &all_sources, layout),
     );
+    if let CrateLayout::PerVersion { .. } = layout {
+        for v in versions {
+            version_crate(&mut files, crate_name, v, versions, layout)?;
+        }
+    }
     files.insert(PathBuf::from("src/lib.rs"), lib_rs(&groups, &all_sources)?);
     files.insert(
         PathBuf::from("src/registry.rs"),
@@ -65,7 +82,7 @@ pub fn crate_files(
     let mut conversions = String::new();
     for group in &groups {
         let in_group: Vec<&VersionOutput<'_>> = versions.iter().filter(|v| v.group == *group).collect();
-        conversions.push_str(&group_files(&mut files, group, &in_group)?);
+        conversions.push_str(&group_files(&mut files, group, &in_group, layout)?);
     }
     if !conversions.is_empty() {
         files.insert(PathBuf::from("CONVERSIONS.md"), conversions_md(&conversions));
@@ -79,20 +96,129 @@ fn spec_files<'a>(versions: impl Iterator<Item = &'a VersionOutput<'a>>) -> Vec<
     set.into_iter().collect()
 }
 
-/// `Cargo.toml`: the package, its dependencies, and one feature per Kubernetes version (all on by default).
-fn cargo_toml(crate_name: &str, description: &str, versions: &[VersionOutput<'_>], sources: &[String]) -> String {
+/// The `[package]` table and the dependencies every generated crate has.
+fn package(crate_name: &str, description: &str, sources: &[String]) -> String {
     let mut cargo = header("#", sources, None);
     cargo.push_str(&format!(
         "[package]\nname = \"{crate_name}\"\ndescription = \"{description}\"\nedition.workspace = true\nversion.workspace = true\nlicense.workspace = true\nrust-version.workspace = true\n\n"
     ));
-    cargo.push_str("[dependencies]\narmgen-runtime.workspace = true\nk8s-openapi.workspace = true\nkube-core.workspace = true\nserde.workspace = true\nserde_json.workspace = true\nserde_yaml_ng.workspace = true\n\n[features]\n");
-    let features: BTreeSet<&str> = versions.iter().map(|v| v.kube_version).collect();
-    let default: Vec<String> = features.iter().map(|f| format!("\"{f}\"")).collect();
-    cargo.push_str(&format!("default = [{}]\n", default.join(", ")));
-    for f in &features {
-        cargo.push_str(&format!("{f} = []\n"));
+    cargo.push_str("[dependencies]\narmgen-runtime.workspace = true\nk8s-openapi.workspace = true\nkube-core.workspace = true\nserde.workspace = true\nserde_json.workspace = true\nserde_yaml_ng.workspace = true\n");
+    cargo
+}
+
+/// The group's hub: its storage version, when that has custom resources; every other version converts to it.
+fn hub_of<'v, 'a>(group: &str, versions: &'v [VersionOutput<'a>]) -> Option<&'v VersionOutput<'a>> {
+    versions
+        .iter()
+        .find(|v| v.group == group && v.storage && v.kube.is_some())
+}
+
+/// `Cargo.toml`: the package, its dependencies, and one feature per Kubernetes version (all on by default). With
+/// a crate per version, the version's feature is its crate (an optional dependency); a hub's feature also turns on,
+/// in the crates of its spokes that are on, their conversions (the feature of the same name there).
+fn cargo_toml(
+    crate_name: &str,
+    description: &str,
+    versions: &[VersionOutput<'_>],
+    sources: &[String],
+    layout: CrateLayout<'_>,
+) -> String {
+    let mut cargo = package(crate_name, description, sources);
+    let mut features: BTreeMap<&str, Vec<String>> = versions.iter().map(|v| (v.kube_version, Vec::new())).collect();
+    for v in versions {
+        let Some(name) = layout.version_crate(v.group, v.kube_version) else {
+            continue;
+        };
+        cargo.push_str(&format!(
+            "{name} = {{ path = \"{}\", optional = true }}\n",
+            version_crate_dir(v)
+        ));
+        features.entry(v.kube_version).or_default().push(format!("dep:{name}"));
+        if let Some(hub) = hub_of(v.group, versions).filter(|h| h.kube_version != v.kube_version && v.kube.is_some()) {
+            features
+                .entry(hub.kube_version)
+                .or_default()
+                .push(format!("{name}?/{}", hub.kube_version));
+        }
+    }
+    let quoted = |list: &mut dyn Iterator<Item = &str>| list.map(|f| format!("\"{f}\"")).collect::<Vec<_>>().join(", ");
+    cargo.push_str(&format!(
+        "\n[features]\ndefault = [{}]\n",
+        quoted(&mut features.keys().copied())
+    ));
+    for enables in features.values_mut() {
+        enables.sort_by_key(|e| !e.starts_with("dep:"));
+    }
+    for (f, enables) in &features {
+        cargo.push_str(&format!(
+            "{f} = [{}]\n",
+            quoted(&mut enables.iter().map(String::as_str))
+        ));
     }
     cargo
+}
+
+/// The folder of a version's crate, relative to the main crate (and to the output).
+fn version_crate_dir(v: &VersionOutput<'_>) -> String {
+    format!("crates/{}-{}", v.group, v.kube_version)
+}
+
+/// A version's own crate ([`CrateLayout::PerVersion`]): its `Cargo.toml` (a spoke's depends on its hub's crate,
+/// behind a feature named after the hub) and its `src/lib.rs`, which includes the version's module tree from
+/// `src/mod.rs`, outside rustfmt's reach as every generated module is.
+fn version_crate(
+    files: &mut BTreeMap<PathBuf, String>,
+    crate_name: &str,
+    v: &VersionOutput<'_>,
+    versions: &[VersionOutput<'_>],
+    layout: CrateLayout<'_>,
+) -> Result<()> {
+    let Some(name) = layout.version_crate(v.group, v.kube_version) else {
+        return Ok(());
+    };
+    let dir = version_crate_dir(v);
+    let description = format!(
+        "{} `{}` {} (ARM API version {}), re-exported by `{crate_name}` as `{}::{}`",
+        if v.storage {
+            "Generated types of the storage version of"
+        } else {
+            "Generated types of"
+        },
+        v.provider,
+        v.kube_version,
+        v.ir.api_version,
+        v.group,
+        v.kube_version
+    );
+    let mut cargo = package(&name, &description, &v.ir.spec_files);
+    if let Some(hub) = hub_of(v.group, versions).filter(|h| h.kube_version != v.kube_version && v.kube.is_some()) {
+        let hub_crate = layout.version_crate(hub.group, hub.kube_version).unwrap_or_default();
+        cargo.push_str(&format!(
+            "{hub_crate} = {{ path = \"../{}-{}\", optional = true }}\n\n[features]\n# The conversions to and from the hub.\n{} = [\"dep:{hub_crate}\"]\n",
+            hub.group, hub.kube_version, hub.kube_version
+        ));
+    }
+    files.insert(PathBuf::from(format!("{dir}/Cargo.toml")), cargo);
+    let doc = format!(
+        " `{}` {}: the types of ARM API version {}, as `{}::{}::{}` re-exports them.",
+        v.provider,
+        v.kube_version,
+        v.ir.api_version,
+        crate_name.replace('-', "_"),
+        v.group,
+        v.kube_version
+    );
+    let lib = quote! {
+        #![doc = #doc]
+        #[rustfmt::skip]
+        #[path = "mod.rs"]
+        mod version;
+        pub use version::*;
+    };
+    let path = format!("{dir}/src/lib.rs");
+    let head = header("//", &v.ir.spec_files, Some((&v.ir.api_version, v.kube_version)));
+    files.insert(PathBuf::from(&path), finish(&head, lib, &path)?);
+    Ok(())
 }
 
 /// `src/lib.rs`: one module per group, and the registry's items re-exported.
@@ -118,14 +244,18 @@ fn lib_rs(groups: &BTreeSet<&str>, sources: &[String]) -> Result<String> {
 /// One group's files: each version's ([`version_files`], the versions emitted in parallel and merged in order),
 /// the conversions of every other version with custom resources to the hub, and `src/<group>/mod.rs`. Returns the
 /// group's sections of `CONVERSIONS.md`.
-fn group_files(files: &mut BTreeMap<PathBuf, String>, group: &str, versions: &[&VersionOutput<'_>]) -> Result<String> {
-    // The hub: the storage version, when it has custom resources; every other version converts to it.
+fn group_files(
+    files: &mut BTreeMap<PathBuf, String>,
+    group: &str,
+    versions: &[&VersionOutput<'_>],
+    layout: CrateLayout<'_>,
+) -> Result<String> {
     let hub = versions.iter().find(|v| v.storage && v.kube.is_some()).copied();
     let hub_feature = hub.map(|h| h.kube_version);
     let cost = |v: &&VersionOutput<'_>| v.ir.types.len();
     for emitted in par::map(versions, cost, |v| {
         let mut own = BTreeMap::new();
-        version_files(&mut own, v, hub_feature).map(|()| own)
+        version_files(&mut own, v, hub_feature, layout).map(|()| own)
     }) {
         files.extend(emitted?);
     }
@@ -138,8 +268,8 @@ fn group_files(files: &mut BTreeMap<PathBuf, String>, group: &str, versions: &[&
             .filter(|v| v.kube.is_some() && v.kube_version != hub.kube_version)
         {
             let head = header("//", &v.ir.spec_files, Some((&v.ir.api_version, v.kube_version)));
-            let base = format!("src/{}/{}", v.group, v.kube_version);
-            let done = convert::spoke_files(files, v, hub, &head, &base)?;
+            let base = layout.version_dir(v.group, v.kube_version);
+            let done = convert::spoke_files(files, v, hub, &head, &base, layout)?;
             report.push_str(&done.report);
             spokes.push((*v, done.kinds));
         }
@@ -147,13 +277,17 @@ fn group_files(files: &mut BTreeMap<PathBuf, String>, group: &str, versions: &[&
     }
     let path = format!("src/{group}/mod.rs");
     let sources = spec_files(versions.iter().copied());
-    let text = finish(&header("//", &sources, None), group_mod(versions, group_convert), &path)?;
+    let text = finish(
+        &header("//", &sources, None),
+        group_mod(versions, group_convert, layout),
+        &path,
+    )?;
     files.insert(PathBuf::from(&path), text);
     Ok(report)
 }
 
 /// `src/<group>/mod.rs`: one module per version, behind its feature, and the group's conversions.
-fn group_mod(versions: &[&VersionOutput<'_>], group_convert: TokenStream) -> TokenStream {
+fn group_mod(versions: &[&VersionOutput<'_>], group_convert: TokenStream, layout: CrateLayout<'_>) -> TokenStream {
     let provider = versions.first().map(|v| v.provider).unwrap_or_default();
     let version_mods = versions.iter().map(|v| {
         let m = format_ident!("{}", v.kube_version);
@@ -164,10 +298,20 @@ fn group_mod(versions: &[&VersionOutput<'_>], group_convert: TokenStream) -> Tok
             provider,
             if v.storage { " (storage version)" } else { "" }
         );
-        quote! {
-            #[doc = #doc]
-            #[cfg(feature = #f)]
-            pub mod #m;
+        match layout.version_crate(v.group, v.kube_version) {
+            None => quote! {
+                #[doc = #doc]
+                #[cfg(feature = #f)]
+                pub mod #m;
+            },
+            Some(name) => {
+                let krate = format_ident!("{}", name.replace('-', "_"));
+                quote! {
+                    #[doc = #doc]
+                    #[cfg(feature = #f)]
+                    pub use #krate as #m;
+                }
+            }
         }
     });
     let gdoc = format!(" `{provider}`: one module per Kubernetes version.");
@@ -196,10 +340,15 @@ fn conversions_md(sections: &str) -> String {
 
 /// One version's files: `src/<group>/<version>/mod.rs` (with its custom resources, conversion module and diffs),
 /// `arm/mod.rs` (the module list, `RESOURCES`, `round_trip`) and one `arm/` file per module of the layout.
-fn version_files(files: &mut BTreeMap<PathBuf, String>, v: &VersionOutput<'_>, hub: Option<&str>) -> Result<()> {
+fn version_files(
+    files: &mut BTreeMap<PathBuf, String>,
+    v: &VersionOutput<'_>,
+    hub: Option<&str>,
+    layout: CrateLayout<'_>,
+) -> Result<()> {
     let ir = v.ir;
     let head = header("//", &ir.spec_files, Some((&ir.api_version, v.kube_version)));
-    let base = format!("src/{}/{}", v.group, v.kube_version);
+    let base = layout.version_dir(v.group, v.kube_version);
     let api_version = &ir.api_version;
     let kube_items = match v.kube {
         Some(kube) => kube::version_files(files, v, kube, &head, &base)?,

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 
 use proc_macro2::TokenStream;
-use quote::quote;
+use quote::{format_ident, quote};
 
 use super::rust;
 use crate::error::Result;
@@ -23,6 +23,69 @@ pub struct VersionOutput<'a> {
     pub kube: Option<&'a crate::shape::KubeIr>,
     /// `versions.<v>.renames`: `<Schema>.<jsonName>` → the property's JSON name in the hub.
     pub renames: &'a BTreeMap<String, String>,
+}
+
+/// Where each version's module tree goes (`output.versionCrates` in the config).
+///
+/// - [`One`](CrateLayout::One): inside the one crate, at `src/<group>/<version>/` (its `mod.rs` the version's
+///   module); what a `build.rs` gets, and the single-file form always.
+/// - [`PerVersion`](CrateLayout::PerVersion): a crate of its own per group version, `<crate>-<group>-<version>` at
+///   `crates/<group>-<version>/`, whose `src/lib.rs` includes the same module tree from `src/mod.rs`; the main
+///   crate re-exports each as `<group>::<version>` behind the version's feature, and keeps the registry and the
+///   group-level dispatch. A spoke's crate depends on its hub's (for the conversions, behind a feature named after
+///   the hub, as in the one crate), so the versions build in parallel and one changed version does not rebuild the
+///   others.
+///
+/// Either way a version's files sit three folders below the package root of the main crate (`src/<group>/<version>/`
+/// or `crates/<group>-<version>/src/`), so the kinds' `include_str!("../../../crds/…")` is the same.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CrateLayout<'a> {
+    One,
+    PerVersion { crate_name: &'a str },
+}
+
+impl<'a> CrateLayout<'a> {
+    /// The layout `output` asks for (`output.versionCrates`).
+    pub fn of(output: &'a crate::config::OutputConfig) -> Self {
+        if output.version_crates {
+            CrateLayout::PerVersion {
+                crate_name: &output.crate_name,
+            }
+        } else {
+            CrateLayout::One
+        }
+    }
+
+    /// The folder of the version's module tree (its `mod.rs` and submodules), relative to the output.
+    pub fn version_dir(&self, group: &str, version: &str) -> String {
+        match self {
+            CrateLayout::One => format!("src/{group}/{version}"),
+            CrateLayout::PerVersion { .. } => format!("crates/{group}-{version}/src"),
+        }
+    }
+
+    /// The package name of the version's crate, when it has one.
+    pub fn version_crate(&self, group: &str, version: &str) -> Option<String> {
+        match self {
+            CrateLayout::One => None,
+            CrateLayout::PerVersion { crate_name } => Some(format!("{crate_name}-{group}-{version}")),
+        }
+    }
+
+    /// The path of version `version`'s module as code in version `from` (of the same group) names it.
+    pub fn version_path(&self, group: &str, version: &str, from: &str) -> TokenStream {
+        match self.version_crate(group, version) {
+            None => {
+                let (g, v) = (format_ident!("{group}"), format_ident!("{version}"));
+                quote!(crate::#g::#v)
+            }
+            Some(_) if version == from => quote!(crate),
+            Some(name) => {
+                let krate = format_ident!("{}", name.replace('-', "_"));
+                quote!(::#krate)
+            }
+        }
+    }
 }
 
 pub const GENERATOR: &str = concat!("armgen ", env!("CARGO_PKG_VERSION"));

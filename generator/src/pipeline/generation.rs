@@ -43,6 +43,9 @@ pub struct VersionSummary {
 pub struct Generation {
     /// Relative path → contents.
     pub files: BTreeMap<PathBuf, String>,
+    /// By `group/version`, the folder in `files` of the version's module tree (its `mod.rs`): `src/<group>/<version>`,
+    /// or `crates/<group>-<version>/src` with `output.versionCrates`. Empty in the single-file form.
+    pub version_dirs: BTreeMap<String, PathBuf>,
     pub versions: Vec<VersionSummary>,
     /// The IR of each version, by `group/version`.
     pub irs: BTreeMap<String, Ir>,

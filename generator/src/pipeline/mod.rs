@@ -45,7 +45,7 @@ use crate::ir::Ir;
 use crate::load::spec_root::{DEFAULT_SPECS, SPECS_ENV};
 use crate::load::{Contain, SpecFile, SpecRoot, SpecSet};
 use crate::pipeline::generation::{Generation, Timings, VersionSummary};
-use crate::pipeline::options::{Options, Progress};
+use crate::pipeline::options::{Layout, Options, Progress};
 use crate::shape::{KubeIr, KubeOptions};
 
 /// What a generation is asked for: the config file (its folder is the base of the default spec root), the spec
@@ -87,8 +87,21 @@ pub(crate) fn run(request: &Request<'_>) -> Result<Generation> {
     timed(&mut timings, "structure", || structure(&mut files, &outputs))?;
     drop(outputs);
     let files = timed(&mut timings, "options", || options(request, files, &produced.irs))?;
+    let version_dirs = match request.options.layout {
+        Layout::Crate => {
+            let layout = crate_layout(request, &config);
+            produced
+                .irs
+                .keys()
+                .filter_map(|key| key.split_once('/'))
+                .map(|(g, v)| (format!("{g}/{v}"), PathBuf::from(layout.version_dir(g, v))))
+                .collect()
+        }
+        Layout::SingleFile(_) => BTreeMap::new(),
+    };
     Ok(Generation {
         files,
+        version_dirs,
         versions: produced.summaries,
         irs: produced.irs,
         inputs: produced.inputs,
@@ -603,7 +616,12 @@ fn emit(
         .description
         .clone()
         .unwrap_or_else(|| "Generated Rust types for Azure Resource Manager APIs".to_string());
-    let mut files = crate::emit::crate_files(&config.output.crate_name, &description, outputs)?;
+    let mut files = crate::emit::crate_files(
+        &config.output.crate_name,
+        &description,
+        outputs,
+        crate_layout(request, config),
+    )?;
     files.insert(PathBuf::from("REPORT.md"), crate::emit::report(outputs));
     let mut fitted = Vec::new();
     if request.options.kubernetes() {
@@ -616,6 +634,15 @@ fn emit(
         fitted = fits;
     }
     Ok((files, fitted))
+}
+
+/// Where the versions' module trees go: as `output.versionCrates` says for the crate form; one tree in the
+/// single-file form, which a build script includes.
+fn crate_layout<'c>(request: &Request<'_>, config: &'c Config) -> crate::emit::CrateLayout<'c> {
+    match request.options.layout {
+        Layout::Crate => crate::emit::CrateLayout::of(&config.output),
+        Layout::SingleFile(_) => crate::emit::CrateLayout::One,
+    }
 }
 
 /// Stage **structure**: the API structure of every version, `api/<group>-<version>.txt`
