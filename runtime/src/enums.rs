@@ -12,8 +12,11 @@
 //! left out, extra derives) edit the invocation as the enum it is.
 //!
 //! Each macro implements `as_str` (the wire value), `From<String>` (open) or `TryFrom<String>` (closed),
-//! `From<Enum> for String`, [`UnknownFields`](crate::UnknownFields) (an open enum's `Other` is an unknown value)
-//! and [`Wire`](crate::hub::Wire).
+//! `From<Enum> for String`, [`UnknownFields`](crate::UnknownFields) (an open enum's `Other` is an unknown value),
+//! [`Wire`](crate::hub::Wire), `FromJson`/`ToJson`, and [`DiffWith`](crate::diff::DiffWith): a desired value
+//! differs from the actual one when their wire values differ other than in ASCII case (ARM echoes an enum in its own
+//! spelling). `DiffWith` is here rather than emitted beside each version's spec types so that an enum and its impls
+//! are one item of one module, whichever crate the rest of the version is in.
 
 /// An open ARM enum (`modelAsString`): see the [module docs](crate::enums).
 ///
@@ -93,6 +96,11 @@ macro_rules! open_enum {
                 }
             }
         }
+        impl $crate::diff::DiffWith for $name {
+            fn diff_with(&self, actual: &Self, path: &$crate::diff::Path<'_>, out: &mut $crate::diff::Differences) {
+                $crate::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
+            }
+        }
         impl $crate::json::ToJson for $name {
             fn to_json(&self) -> ::serde_json::Value {
                 ::serde_json::Value::String(self.as_str().to_string())
@@ -170,6 +178,11 @@ macro_rules! closed_enum {
                 }
             }
         }
+        impl $crate::diff::DiffWith for $name {
+            fn diff_with(&self, actual: &Self, path: &$crate::diff::Path<'_>, out: &mut $crate::diff::Differences) {
+                $crate::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
+            }
+        }
         impl $crate::json::ToJson for $name {
             fn to_json(&self) -> ::serde_json::Value {
                 ::serde_json::Value::String(self.as_str().to_string())
@@ -233,6 +246,21 @@ mod tests {
         assert_eq!(Closed::from_wire("x"), None);
         assert_eq!(Closed::A.wire(), "A");
         assert_eq!(String::from_wire("v").as_deref(), Some("v"));
+    }
+
+    /// `DiffWith` from the macros: values equal but for ASCII case do not differ; others do, written in their
+    /// wire spelling, for open and closed enums alike.
+    #[test]
+    fn enums_differ_by_wire_value_ignoring_case() {
+        use crate::diff::diff;
+        assert!(diff(&Open::Other("FIRST".into()), &Open::First).is_empty());
+        assert!(diff(&Open::Other("third".into()), &Open::Other("Third".into())).is_empty());
+        let d = diff(&Open::First, &Open::Second);
+        assert_eq!(d.len(), 1, "{d:?}");
+        let text = format!("{d:?}");
+        assert!(text.contains("First") && text.contains("secondValue"), "{text}");
+        assert!(diff(&Closed::A, &Closed::A).is_empty());
+        assert_eq!(diff(&Closed::A, &Closed::B).len(), 1);
     }
 
     #[test]

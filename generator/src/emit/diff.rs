@@ -258,12 +258,11 @@ pub fn version_files(
             return Err(cx.emit_err(id.clone(), "spec field refers to an ARM type that is not generated"));
         };
         let name = format_ident!("{}", def.rust_name);
-        let body = match def.kind {
-            TypeKind::Enum(_) => {
-                quote!(armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);)
-            }
-            _ => quote!(armgen_runtime::diff::diff_eq(self, actual, path, out);),
-        };
+        // An enum's `DiffWith` (case-insensitive) comes with it from the runtime's enum macros.
+        if let TypeKind::Enum(_) = def.kind {
+            continue;
+        }
+        let body = quote!(armgen_runtime::diff::diff_eq(self, actual, path, out););
         value_impls.push(quote! {
             impl DiffWith for arm::#name {
                 fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {

@@ -7,13 +7,7 @@
 mod role_assignment;
 #[allow(unused_imports)]
 use super::arm;
-use armgen_runtime::diff::{DiffInputError, DiffWith, Differences, Path};
-
-impl DiffWith for arm::PrincipalType {
-    fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
-    }
-}
+use armgen_runtime::diff::{DiffInputError, Differences};
 
 /// Compares a custom resource of `kind` (JSON; its `spec`) with an ARM GET body of that kind (converted to
 /// spec shape with `from_arm`), as `armctl diff` does; `None` for a kind this version does not have.

@@ -10,55 +10,7 @@ mod subnet_prepare_network_policies;
 mod virtual_network;
 #[allow(unused_imports)]
 use super::arm;
-use armgen_runtime::diff::{DiffInputError, DiffWith, Differences, Path};
-
-impl DiffWith for arm::ExtendedLocationType {
-    fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
-    }
-}
-
-impl DiffWith for arm::PrivateEndpointVNetPolicies {
-    fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
-    }
-}
-
-impl DiffWith for arm::VirtualNetworkPrivateEndpointNetworkPolicies {
-    fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
-    }
-}
-
-impl DiffWith for arm::VirtualNetworkPrivateLinkServiceNetworkPolicies {
-    fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
-    }
-}
-
-impl DiffWith for arm::SharingScope {
-    fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
-    }
-}
-
-impl DiffWith for arm::VirtualNetworkEncryptionEnforcement {
-    fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
-    }
-}
-
-impl DiffWith for arm::VirtualNetworkPeeringState {
-    fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
-    }
-}
-
-impl DiffWith for arm::VirtualNetworkPeeringLevel {
-    fn diff_with(&self, actual: &Self, path: &Path<'_>, out: &mut Differences) {
-        armgen_runtime::diff::diff_str_ci(self.as_str(), actual.as_str(), (self, actual), path, out);
-    }
-}
+use armgen_runtime::diff::{DiffInputError, Differences};
 
 /// Compares a custom resource of `kind` (JSON; its `spec`) with an ARM GET body of that kind (converted to
 /// spec shape with `from_arm`), as `armctl diff` does; `None` for a kind this version does not have.
