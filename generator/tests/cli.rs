@@ -109,14 +109,11 @@ fn check_passes_on_the_committed_crate_and_fails_after_hand_edits() {
         "a faithful copy must pass"
     );
 
-    // Where the config's layout (`output.versionCrates`) puts a version's module tree.
+    // Where the config's layout (`output.versionCrates`) puts a version's ARM types.
     let config = armgen::config::Config::load(&workspace().join("azure-arm.yaml")).expect("config");
     let layout = armgen::emit::CrateLayout::of(&config.output);
-    let edited_rel = format!(
-        "{}/arm/managed_cluster.rs",
-        layout.version_dir("containerservice", "v2alpha1")
-    );
-    let removed_rel = format!("{}/arm/snapshot.rs", layout.version_dir("containerservice", "v1beta1"));
+    let edited_rel = format!("{}/managed_cluster.rs", layout.arm_dir("containerservice", "v2alpha1"));
+    let removed_rel = format!("{}/snapshot.rs", layout.arm_dir("containerservice", "v1beta1"));
     // A hand edit to one generated file.
     let edited = out_dir.join(&edited_rel);
     let mut contents = std::fs::read_to_string(&edited).expect("read");

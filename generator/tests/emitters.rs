@@ -205,9 +205,11 @@ fn conversion_emitter_converts_the_spoke_both_ways_through_the_hub() {
 }
 
 /// `output.versionCrates`: the same fixture as a crate per version. Each version's module tree is the one-crate
-/// layout's, moved from `src/fixture/<v>/` to `crates/fixture-<v>/src/`, byte for byte but for the two `use` lines
-/// of the spoke's conversions (the spoke is the crate itself, the hub another crate); the main crate's
-/// `Cargo.toml`, the versions' `Cargo.toml` and `lib.rs` and the group module that re-exports them are snapshots.
+/// layout's, moved from `src/fixture/<v>/` to `crates/fixture-<v>/src/` and its `arm/` to
+/// `crates/fixture-<v>-arm/src/`, byte for byte but for the line that names `arm` (a re-export of the ARM types'
+/// crate) and the two `use` lines of the spoke's conversions (the spoke is the crate itself, the hub another crate);
+/// the main crate's `Cargo.toml`, the versions' `Cargo.toml` and `lib.rs` and the group module that re-exports them
+/// are snapshots.
 #[test]
 fn version_crates_move_each_version_into_a_crate_of_its_own() {
     let dir = tempfile::tempdir().expect("temp dir");
@@ -234,8 +236,13 @@ fn version_crates_move_each_version_into_a_crate_of_its_own() {
         let split_dir = &split.version_dirs[key];
         let (group, version) = key.split_once('/').expect("group/version");
         assert_eq!(split_dir, Path::new(&format!("crates/{group}-{version}/src")));
+        let split_arm = Path::new(&format!("crates/{group}-{version}-arm/src")).to_path_buf();
         for (p, contents) in one.files.iter().filter(|(p, _)| p.starts_with(one_dir)) {
-            let moved = split_dir.join(p.strip_prefix(one_dir).expect("prefix"));
+            let rel = p.strip_prefix(one_dir).expect("prefix");
+            let moved = match rel.strip_prefix("arm") {
+                Ok(in_arm) => split_arm.join(in_arm),
+                Err(_) => split_dir.join(rel),
+            };
             let got = split
                 .files
                 .get(&moved)
@@ -248,6 +255,11 @@ fn version_crates_move_each_version_into_a_crate_of_its_own() {
                 .replace(
                     &format!("use crate::{group}::v2 as hub;"),
                     "use ::widgets_api_fixture_v2 as hub;",
+                )
+                .replace(
+                    "\npub mod arm;\n",
+                    // (and the empty line the emitters put after a run of re-exports)
+                    &format!("\npub use widgets_api_{group}_{version}_arm as arm;\n\n"),
                 );
             assert_eq!(got, &expected, "{}", moved.display());
             compared += 1;
@@ -265,6 +277,14 @@ fn version_crates_move_each_version_into_a_crate_of_its_own() {
     insta::assert_snapshot!("version_crates_spoke_cargo_toml", text("crates/fixture-v1/Cargo.toml"));
     insta::assert_snapshot!("version_crates_hub_cargo_toml", text("crates/fixture-v2/Cargo.toml"));
     insta::assert_snapshot!("version_crates_spoke_lib_rs", text("crates/fixture-v1/src/lib.rs"));
+    insta::assert_snapshot!(
+        "version_crates_spoke_arm_cargo_toml",
+        text("crates/fixture-v1-arm/Cargo.toml")
+    );
+    insta::assert_snapshot!(
+        "version_crates_spoke_arm_lib_rs",
+        text("crates/fixture-v1-arm/src/lib.rs")
+    );
     let group = text("src/fixture/mod.rs");
     let head: String = group
         .lines()

@@ -17,14 +17,18 @@
 //! rbac/role.yaml, rbac/kustomization.yaml      the ClusterRole on the reconciled kinds (`rbac`)
 //! ```
 //!
-//! With `output.versionCrates` ([`CrateLayout::PerVersion`]) each version's tree moves, unchanged but for the two
-//! `use` lines of a spoke's conversions, into a crate of its own, which `src/<group>/mod.rs` re-exports:
+//! With `output.versionCrates` ([`CrateLayout::PerVersion`]) each version's tree moves into a crate of its own, which
+//! `src/<group>/mod.rs` re-exports, and its `arm/` into another, which the version's crate re-exports as `arm`;
+//! unchanged but for that re-export and the two `use` lines of a spoke's conversions:
 //!
 //! ```text
 //! crates/containerservice-v2alpha1/Cargo.toml       package <crate>-containerservice-v2alpha1; a spoke's depends
 //!                                                   on its hub's crate (feature <hub version>: its conversions)
 //! crates/containerservice-v2alpha1/src/lib.rs       #[path = "mod.rs"] mod version; pub use version::*;
-//! crates/containerservice-v2alpha1/src/mod.rs       what src/containerservice/v2alpha1/mod.rs holds otherwise
+//! crates/containerservice-v2alpha1/src/mod.rs       what src/containerservice/v2alpha1/mod.rs holds otherwise,
+//!                                                   with pub use <crate>_containerservice_v2alpha1_arm as arm;
+//! crates/containerservice-v2alpha1-arm/src/lib.rs   #[path = "mod.rs"] mod arm; pub use arm::*;
+//! crates/containerservice-v2alpha1-arm/src/mod.rs   what …/v2alpha1/arm/mod.rs holds otherwise
 //! src/containerservice/mod.rs                       #[cfg(feature = "v2alpha1")] pub use <crate>_containerservice_v2alpha1 as v2alpha1;
 //! ```
 
@@ -96,13 +100,18 @@ fn spec_files<'a>(versions: impl Iterator<Item = &'a VersionOutput<'a>>) -> Vec<
     set.into_iter().collect()
 }
 
-/// The `[package]` table and the dependencies every generated crate has.
-fn package(crate_name: &str, description: &str, sources: &[String]) -> String {
+/// The `[package]` table and the dependencies of a generated crate: the runtime and serde's, and for a crate with
+/// custom resources (`kube`) the Kubernetes types and the YAML reader of their CRDs.
+fn package(crate_name: &str, description: &str, sources: &[String], kube: bool) -> String {
     let mut cargo = header("#", sources, None);
     cargo.push_str(&format!(
         "[package]\nname = \"{crate_name}\"\ndescription = \"{description}\"\nedition.workspace = true\nversion.workspace = true\nlicense.workspace = true\nrust-version.workspace = true\n\n"
     ));
-    cargo.push_str("[dependencies]\narmgen-runtime.workspace = true\nk8s-openapi.workspace = true\nkube-core.workspace = true\nserde.workspace = true\nserde_json.workspace = true\nserde_yaml_ng.workspace = true\n");
+    cargo.push_str(if kube {
+        "[dependencies]\narmgen-runtime.workspace = true\nk8s-openapi.workspace = true\nkube-core.workspace = true\nserde.workspace = true\nserde_json.workspace = true\nserde_yaml_ng.workspace = true\n"
+    } else {
+        "[dependencies]\narmgen-runtime.workspace = true\nserde.workspace = true\nserde_json.workspace = true\n"
+    });
     cargo
 }
 
@@ -123,7 +132,7 @@ fn cargo_toml(
     sources: &[String],
     layout: CrateLayout<'_>,
 ) -> String {
-    let mut cargo = package(crate_name, description, sources);
+    let mut cargo = package(crate_name, description, sources, true);
     let mut features: BTreeMap<&str, Vec<String>> = versions.iter().map(|v| (v.kube_version, Vec::new())).collect();
     for v in versions {
         let Some(name) = layout.version_crate(v.group, v.kube_version) else {
@@ -163,6 +172,40 @@ fn version_crate_dir(v: &VersionOutput<'_>) -> String {
     format!("crates/{}-{}", v.group, v.kube_version)
 }
 
+/// The crate of a version's ARM payload types ([`CrateLayout::arm_dir`]), `name`: its `Cargo.toml` and its
+/// `src/lib.rs`, which includes the `arm` module's tree from `src/mod.rs`.
+fn arm_crate(files: &mut BTreeMap<PathBuf, String>, crate_name: &str, v: &VersionOutput<'_>, name: &str) -> Result<()> {
+    let dir = format!("{}-arm", version_crate_dir(v));
+    let description = format!(
+        "Generated ARM payload types of `{}` {} (ARM API version {}), re-exported by `{crate_name}` as `{}::{}::arm`",
+        v.provider, v.kube_version, v.ir.api_version, v.group, v.kube_version
+    );
+    files.insert(
+        PathBuf::from(format!("{dir}/Cargo.toml")),
+        package(name, &description, &v.ir.spec_files, false),
+    );
+    let doc = format!(
+        " `{}` {}: the ARM payload types of API version {}, as `{}::{}::{}::arm` re-exports them.",
+        v.provider,
+        v.kube_version,
+        v.ir.api_version,
+        crate_name.replace('-', "_"),
+        v.group,
+        v.kube_version
+    );
+    let lib = quote! {
+        #![doc = #doc]
+        #[rustfmt::skip]
+        #[path = "mod.rs"]
+        mod arm;
+        pub use arm::*;
+    };
+    let path = format!("{dir}/src/lib.rs");
+    let head = header("//", &v.ir.spec_files, Some((&v.ir.api_version, v.kube_version)));
+    files.insert(PathBuf::from(&path), finish(&head, lib, &path)?);
+    Ok(())
+}
+
 /// A version's own crate ([`CrateLayout::PerVersion`]): its `Cargo.toml` (a spoke's depends on its hub's crate,
 /// behind a feature named after the hub) and its `src/lib.rs`, which includes the version's module tree from
 /// `src/mod.rs`, outside rustfmt's reach as every generated module is.
@@ -190,7 +233,14 @@ fn version_crate(
         v.group,
         v.kube_version
     );
-    let mut cargo = package(&name, &description, &v.ir.spec_files);
+    let mut cargo = package(&name, &description, &v.ir.spec_files, true);
+    if let Some(arm) = layout.arm_crate(v.group, v.kube_version) {
+        cargo.push_str(&format!(
+            "{arm} = {{ path = \"../{}-{}-arm\" }}\n",
+            v.group, v.kube_version
+        ));
+        arm_crate(files, crate_name, v, &arm)?;
+    }
     if let Some(hub) = hub_of(v.group, versions).filter(|h| h.kube_version != v.kube_version && v.kube.is_some()) {
         let hub_crate = layout.version_crate(hub.group, hub.kube_version).unwrap_or_default();
         cargo.push_str(&format!(
@@ -349,10 +399,22 @@ fn version_files(
     let ir = v.ir;
     let head = header("//", &ir.spec_files, Some((&ir.api_version, v.kube_version)));
     let base = layout.version_dir(v.group, v.kube_version);
+    let arm_dir = layout.arm_dir(v.group, v.kube_version);
     let api_version = &ir.api_version;
     let kube_items = match v.kube {
         Some(kube) => kube::version_files(files, v, kube, &head, &base)?,
         None => quote!(),
+    };
+    let arm_mod = match layout.arm_crate(v.group, v.kube_version) {
+        None => quote!(
+            pub mod arm;
+        ),
+        Some(name) => {
+            let krate = format_ident!("{}", name.replace('-', "_"));
+            quote!(
+                pub use #krate as arm;
+            )
+        }
     };
     let convert_mod = match hub {
         Some(hub) if v.kube.is_some() && hub != v.kube_version => quote! {
@@ -370,7 +432,7 @@ fn version_files(
         #![doc = " Types for this Kubernetes version: the custom resources, and the ARM payload types in `arm`."]
         /// The ARM API version these types speak.
         pub const API_VERSION: &str = #api_version;
-        pub mod arm;
+        #arm_mod
         #kube_items
         #convert_mod
         #diff_items
@@ -382,7 +444,7 @@ fn version_files(
     let modules: BTreeSet<String> = ir.types.values().map(|t| t.module.clone()).collect();
     let emitter = rust::Emitter::new(ir);
     for module in &modules {
-        let path = format!("{base}/arm/{module}.rs");
+        let path = format!("{arm_dir}/{module}.rs");
         let mut tokens = emitter.module(module)?;
         if module != SHARED_MODULE {
             let docs: Vec<String> = ir
@@ -443,7 +505,7 @@ fn version_files(
             })
         }
     };
-    let path = format!("{base}/arm/mod.rs");
+    let path = format!("{arm_dir}/mod.rs");
     files.insert(PathBuf::from(&path), finish(&head, arm_mod, &path)?);
     Ok(())
 }

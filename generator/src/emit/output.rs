@@ -30,7 +30,9 @@ pub struct VersionOutput<'a> {
 /// - [`One`](CrateLayout::One): inside the one crate, at `src/<group>/<version>/` (its `mod.rs` the version's
 ///   module); what a `build.rs` gets, and the single-file form always.
 /// - [`PerVersion`](CrateLayout::PerVersion): a crate of its own per group version, `<crate>-<group>-<version>` at
-///   `crates/<group>-<version>/`, whose `src/lib.rs` includes the same module tree from `src/mod.rs`; the main
+///   `crates/<group>-<version>/`, whose `src/lib.rs` includes the same module tree from `src/mod.rs`, and one for
+///   its ARM payload types, `<crate>-<group>-<version>-arm` at `crates/<group>-<version>-arm/`, which the version's
+///   crate depends on and re-exports as its module `arm` (see [`arm_dir`](CrateLayout::arm_dir)); the main
 ///   crate re-exports each as `<group>::<version>` behind the version's feature, and keeps the registry and the
 ///   group-level dispatch. A spoke's crate depends on its hub's (for the conversions, behind a feature named after
 ///   the hub, as in the one crate), so the versions build in parallel and one changed version does not rebuild the
@@ -62,6 +64,21 @@ impl<'a> CrateLayout<'a> {
             CrateLayout::One => format!("src/{group}/{version}"),
             CrateLayout::PerVersion { .. } => format!("crates/{group}-{version}/src"),
         }
+    }
+
+    /// The folder of the version's ARM payload types (the module `arm`): `<version dir>/arm`, or with a crate per
+    /// version the `src/` of a crate of their own, `crates/<group>-<version>-arm/src`. They name nothing else of the
+    /// version, so they build first and, as cargo pipelines crates, while the rest of the version is checked.
+    pub fn arm_dir(&self, group: &str, version: &str) -> String {
+        match self {
+            CrateLayout::One => format!("src/{group}/{version}/arm"),
+            CrateLayout::PerVersion { .. } => format!("crates/{group}-{version}-arm/src"),
+        }
+    }
+
+    /// The package name of the version's ARM types' crate, when they have one.
+    pub fn arm_crate(&self, group: &str, version: &str) -> Option<String> {
+        self.version_crate(group, version).map(|name| format!("{name}-arm"))
     }
 
     /// The package name of the version's crate, when it has one.

@@ -5,7 +5,8 @@
 //! Types for this Kubernetes version: the custom resources, and the ARM payload types in `arm`.
 /// The ARM API version these types speak.
 pub const API_VERSION: &str = "2025-10-01";
-pub mod arm;
+pub use aks_api_containerservice_v2alpha1_arm as arm;
+
 use armgen_runtime::kube::{ConversionError, Resolver};
 
 pub mod spec;
