@@ -158,6 +158,7 @@ macro_rules! closed_enum {
             }
         }
         impl $crate::UnknownFields for $name {
+            const LEAF: bool = true;
             fn unknown_fields(&self, _path: &str, _out: &mut Vec<String>) {}
         }
         impl $crate::hub::Wire for $name {

@@ -476,7 +476,9 @@ impl<T: ToJson> ToJson for crate::Nullable<T> {
 /// - `(required)`: `missing field` when absent;
 /// - `(nullable)`: an `Option<Nullable<T>>`: absent is `None`, `null` is `Some(Null)`;
 /// - `..field` after the braces: the `#[serde(flatten)]` map (the last field), which takes every other key (typed by
-///   the map's values).
+///   the map's values). Such a type (an ARM payload type, which keeps what it does not model) also gets
+///   [`UnknownFields`](crate::UnknownFields): each field through [`unknown::field`](crate::unknown::field), then
+///   the map through [`unknown::rest`](crate::unknown::rest); every field type must implement it.
 ///
 /// Written, an `Option` field that is `None` is left out (`skip_serializing_if = "Option::is_none"`, which the
 /// generator checks every `Option` field has) and every other field is written, in declaration order, then the
@@ -507,10 +509,22 @@ macro_rules! json_object {
     (no_default $ty:ident { $($key:literal => $field:ident $(($kind:ident))?),* $(,)? } $(..$rest:ident)?) => {
         $crate::json_object!(@read_locals $ty { $($key => $field $(($kind))?),* } $(..$rest)?);
         $crate::json_object!(@write $ty { $($key => $field),* } $(..$rest)?);
+        $crate::json_object!(@unknown $ty { $($key => $field),* } $(..$rest)?);
     };
     ($ty:ident { $($key:literal => $field:ident $(($kind:ident))?),* $(,)? } $(..$rest:ident)?) => {
         $crate::json_object!(@read_default $ty { $($key => $field $(($kind))?),* } $(..$rest)?);
         $crate::json_object!(@write $ty { $($key => $field),* } $(..$rest)?);
+        $crate::json_object!(@unknown $ty { $($key => $field),* } $(..$rest)?);
+    };
+    // An object that keeps what it does not model (`..rest`, an ARM payload type) lists it: `UnknownFields`.
+    (@unknown $ty:ident { $($key:literal => $field:ident),* }) => {};
+    (@unknown $ty:ident { $($key:literal => $field:ident),* } ..$rest:ident) => {
+        impl $crate::UnknownFields for $ty {
+            fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+                $($crate::unknown::field(&self.$field, path, $key, out);)*
+                $crate::unknown::rest(&self.$rest, path, out);
+            }
+        }
     };
     (@write $ty:ident { $($key:literal => $field:ident),* } $(..$rest:ident)?) => {
         impl $crate::json::ToJson for $ty {
@@ -781,6 +795,24 @@ mod tests {
 
     crate::json_object! {
         no_default Arm { "name" => name (required), "size" => size, "gone" => gone (nullable) } ..unknown_fields
+    }
+    // (`Pool` keeps nothing unknown: no `..rest`, so no generated impl; a field of an ARM type must have one.)
+    impl crate::UnknownFields for Pool {
+        fn unknown_fields(&self, _path: &str, _out: &mut Vec<String>) {}
+    }
+
+    /// The `UnknownFields` of the `..rest` form: the keys of the flattened map, escaped as JSON-pointer segments,
+    /// under the object's path; nothing for the modelled fields.
+    #[test]
+    fn an_object_with_a_rest_map_lists_its_unknown_keys() {
+        use crate::UnknownFields;
+        let arm: DefaultArm =
+            serde_json::from_str(r#"{"name": "a", "size": {"count": 1}, "new/thing": 1, "other": {"x": 1}}"#).unwrap();
+        let mut out = Vec::new();
+        arm.unknown_fields("/properties", &mut out);
+        assert_eq!(out, ["/properties/new~1thing", "/properties/other"]);
+        let arm: Arm = serde_json::from_str(r#"{"name": "a", "extra": true}"#).unwrap();
+        assert_eq!(arm.all_unknown_fields(), ["/extra"]);
     }
 
     #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]

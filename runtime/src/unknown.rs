@@ -8,7 +8,14 @@ use std::collections::BTreeMap;
 
 /// Lists unknown properties and enum values, as JSON pointers (`/properties/newThing`, or
 /// `/properties/osSKU=NewValue` for an unknown enum value).
+///
+/// A generated ARM object gets its impl from [`json_object!`](crate::json_object) (the form with `..rest`): each
+/// field visited through [`field`], then the `rest` map through [`rest`].
 pub trait UnknownFields {
+    /// Whether a value of the type never holds anything unknown (a primitive, a closed enum, or a collection of
+    /// them): its `unknown_fields` does nothing, and [`field`] does not even build the field's path.
+    const LEAF: bool = false;
+
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>);
 
     /// Every unknown property and enum value, from the root.
@@ -22,6 +29,7 @@ pub trait UnknownFields {
 macro_rules! leaf {
     ($($t:ty),*) => {
         $(impl UnknownFields for $t {
+            const LEAF: bool = true;
             fn unknown_fields(&self, _path: &str, _out: &mut Vec<String>) {}
         })*
     };
@@ -30,6 +38,8 @@ macro_rules! leaf {
 leaf!(bool, i32, i64, f32, f64, String, serde_json::Value);
 
 impl<T: UnknownFields> UnknownFields for Option<T> {
+    const LEAF: bool = T::LEAF;
+
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let Some(v) = self {
             v.unknown_fields(path, out);
@@ -38,13 +48,20 @@ impl<T: UnknownFields> UnknownFields for Option<T> {
 }
 
 impl<T: UnknownFields> UnknownFields for Box<T> {
+    const LEAF: bool = T::LEAF;
+
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         (**self).unknown_fields(path, out);
     }
 }
 
 impl<T: UnknownFields> UnknownFields for Vec<T> {
+    const LEAF: bool = T::LEAF;
+
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if T::LEAF {
+            return;
+        }
         for (i, v) in self.iter().enumerate() {
             v.unknown_fields(&format!("{path}/{i}"), out);
         }
@@ -52,7 +69,12 @@ impl<T: UnknownFields> UnknownFields for Vec<T> {
 }
 
 impl<T: UnknownFields> UnknownFields for BTreeMap<String, T> {
+    const LEAF: bool = T::LEAF;
+
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
+        if T::LEAF {
+            return;
+        }
         for (k, v) in self {
             v.unknown_fields(&crate::pointer::child(path, k), out);
         }
@@ -60,10 +82,32 @@ impl<T: UnknownFields> UnknownFields for BTreeMap<String, T> {
 }
 
 impl<T: UnknownFields> UnknownFields for crate::Nullable<T> {
+    const LEAF: bool = T::LEAF;
+
     fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
         if let crate::Nullable::Value(v) = self {
             v.unknown_fields(path, out);
         }
+    }
+}
+
+/// Visits field `key` of an object at `path` (the field's path built only for a type that can hold something
+/// unknown).
+pub fn field<T: UnknownFields + ?Sized>(value: &T, path: &str, key: &str, out: &mut Vec<String>) {
+    if !T::LEAF {
+        value.unknown_fields(&crate::pointer::child(path, key), out);
+    }
+}
+
+/// The `rest` map of an object at `path` (`#[serde(flatten)]`, the member after `..` in
+/// [`json_object!`](crate::json_object)): properties this API version does not define, each of them unknown, when it
+/// holds JSON values; for a schema with typed `additionalProperties`, entries of that type, visited like fields.
+pub fn rest<V: UnknownFields + 'static>(map: &BTreeMap<String, V>, path: &str, out: &mut Vec<String>) {
+    // (A type test rather than a second trait: `serde_json::Value` is also a field type, a leaf.)
+    if std::any::TypeId::of::<V>() == std::any::TypeId::of::<serde_json::Value>() {
+        record_keys(map, path, out);
+    } else {
+        map.unknown_fields(path, out);
     }
 }
 

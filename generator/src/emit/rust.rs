@@ -425,8 +425,7 @@ impl<'a> Emitter<'a> {
                 }
             }
             None => quote! {
-                /// Properties this API version does not define, kept as received so that nothing is lost in a
-                /// round trip (the service may return properties newer than the requested API version).
+                /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
                 #[serde(flatten)]
                 pub #unknown: BTreeMap<String, serde_json::Value>,
             },
@@ -436,37 +435,14 @@ impl<'a> Emitter<'a> {
         } else {
             quote!()
         };
-        let mut visits = Vec::new();
-        for p in &o.properties {
-            if p.ty.named().is_some() {
-                let field = ident(&p.rust_name);
-                let pointer = format!("{{path}}/{}", crate::error::escape_pointer(&p.name));
-                visits.push(quote!(self.#field.unknown_fields(&format!(#pointer), out);));
-            }
-        }
-        let record_unknown = match &o.additional_properties {
-            Some(ty) if ty.named().is_some() => quote!(self.#unknown.unknown_fields(path, out);),
-            Some(_) => quote!(),
-            None => quote!(armgen_runtime::unknown::record_keys(&self.#unknown, path, out);),
-        };
-        // Nothing to visit (only primitives beside typed `additionalProperties`): the parameters go unused.
-        let (path_param, out_param) = if visits.is_empty() && record_unknown.is_empty() {
-            (format_ident!("_path"), format_ident!("_out"))
-        } else {
-            (format_ident!("path"), format_ident!("out"))
-        };
+        // `armgen_runtime::UnknownFields` comes with the `json_object!` the derives become (the flattened map makes
+        // it the form with `..unknown_fields`).
         Ok(quote! {
             #doc
             #[derive(Debug, Clone, PartialEq, #default Serialize, Deserialize)]
             pub struct #name {
                 #(#fields)*
                 #extra
-            }
-            impl armgen_runtime::UnknownFields for #name {
-                fn unknown_fields(&self, #path_param: &str, #out_param: &mut Vec<String>) {
-                    #(#visits)*
-                    #record_unknown
-                }
             }
         })
     }

@@ -44,20 +44,12 @@ pub struct RoleAssignment {
     pub r#type: Option<String>,
     /// Role assignment properties.
     pub properties: RoleAssignmentProperties,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     RoleAssignment { "id" => id, "name" => name, "type" => r#type, "properties" => properties (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for RoleAssignment {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Role assignment properties.
@@ -101,8 +93,7 @@ pub struct RoleAssignmentProperties {
     pub updated_by: Option<String>,
     /// Id of the delegated managed identity resource
     pub delegated_managed_identity_resource_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -121,11 +112,4 @@ armgen_runtime::json_object! {
         "updatedBy" => updated_by,
         "delegatedManagedIdentityResourceId" => delegated_managed_identity_resource_id,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for RoleAssignmentProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.principal_type.unknown_fields(&format!("{path}/principalType"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

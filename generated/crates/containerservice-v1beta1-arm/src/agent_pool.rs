@@ -35,8 +35,7 @@ pub struct AgentPool {
     ///
     /// Read-only.
     pub upgrade_profile: Option<AgentPoolUpgradeProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -49,15 +48,6 @@ armgen_runtime::json_object! {
         "machines" => machines,
         "upgradeProfile" => upgrade_profile,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPool {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        self.machines.unknown_fields(&format!("{path}/machines"), out);
-        self.upgrade_profile.unknown_fields(&format!("{path}/upgradeProfile"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The list of available upgrades for an agent pool.
@@ -79,8 +69,7 @@ pub struct AgentPoolUpgradeProfile {
     pub r#type: Option<String>,
     /// The properties of the agent pool upgrade profile.
     pub properties: AgentPoolUpgradeProfileProperties,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -91,13 +80,6 @@ armgen_runtime::json_object! {
         "type" => r#type,
         "properties" => properties (required),
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The list of available upgrade versions.
@@ -113,8 +95,7 @@ pub struct AgentPoolUpgradeProfileProperties {
     pub upgrades: Option<Vec<AgentPoolUpgradeProfilePropertiesUpgradesItem>>,
     /// The latest AKS supported node image version.
     pub latest_node_image_version: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -127,14 +108,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfileProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.os_type.unknown_fields(&format!("{path}/osType"), out);
-        self.upgrades.unknown_fields(&format!("{path}/upgrades"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Schema `AgentPoolUpgradeProfilePropertiesUpgradesItem`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct AgentPoolUpgradeProfilePropertiesUpgradesItem {
@@ -142,8 +115,7 @@ pub struct AgentPoolUpgradeProfilePropertiesUpgradesItem {
     pub kubernetes_version: Option<String>,
     /// Whether the Kubernetes version is currently in preview.
     pub is_preview: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -152,12 +124,6 @@ armgen_runtime::json_object! {
         "kubernetesVersion" => kubernetes_version,
         "isPreview" => is_preview,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfilePropertiesUpgradesItem {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -192,20 +158,12 @@ pub struct Machine {
     pub r#type: Option<String>,
     /// The properties of the machine
     pub properties: Option<MachineProperties>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     Machine { "id" => id, "name" => name, "type" => r#type, "properties" => properties } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for Machine {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The machine IP address details.
@@ -221,19 +179,11 @@ pub struct MachineIpAddress {
     ///
     /// Read-only.
     pub ip: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { MachineIpAddress { "family" => family, "ip" => ip } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for MachineIpAddress {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.family.unknown_fields(&format!("{path}/family"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// network properties of the machine
 ///
@@ -244,19 +194,11 @@ pub struct MachineNetworkProperties {
     ///
     /// Read-only.
     pub ip_addresses: Option<Vec<MachineIpAddress>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { MachineNetworkProperties { "ipAddresses" => ip_addresses } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for MachineNetworkProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.ip_addresses.unknown_fields(&format!("{path}/ipAddresses"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// The properties of the machine
 ///
@@ -268,20 +210,12 @@ pub struct MachineProperties {
     ///
     /// Read-only. Format: `arm-id`.
     pub resource_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     MachineProperties { "network" => network, "resourceId" => resource_id } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for MachineProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.network.unknown_fields(&format!("{path}/network"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Properties for the container service agent pool profile.
@@ -405,8 +339,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     pub windows_profile: Option<AgentPoolWindowsProfile>,
     /// The security settings of an agent pool.
     pub security_profile: Option<AgentPoolSecurityProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -458,31 +391,4 @@ armgen_runtime::json_object! {
         "windowsProfile" => windows_profile,
         "securityProfile" => security_profile,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfileProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.os_disk_type.unknown_fields(&format!("{path}/osDiskType"), out);
-        self.kubelet_disk_type.unknown_fields(&format!("{path}/kubeletDiskType"), out);
-        self.workload_runtime.unknown_fields(&format!("{path}/workloadRuntime"), out);
-        self.os_type.unknown_fields(&format!("{path}/osType"), out);
-        self.os_sku.unknown_fields(&format!("{path}/osSKU"), out);
-        self.scale_down_mode.unknown_fields(&format!("{path}/scaleDownMode"), out);
-        self.r#type.unknown_fields(&format!("{path}/type"), out);
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        self.upgrade_settings.unknown_fields(&format!("{path}/upgradeSettings"), out);
-        self.power_state.unknown_fields(&format!("{path}/powerState"), out);
-        self.scale_set_priority.unknown_fields(&format!("{path}/scaleSetPriority"), out);
-        self.scale_set_eviction_policy
-            .unknown_fields(&format!("{path}/scaleSetEvictionPolicy"), out);
-        self.kubelet_config.unknown_fields(&format!("{path}/kubeletConfig"), out);
-        self.linux_os_config.unknown_fields(&format!("{path}/linuxOSConfig"), out);
-        self.gpu_instance_profile
-            .unknown_fields(&format!("{path}/gpuInstanceProfile"), out);
-        self.creation_data.unknown_fields(&format!("{path}/creationData"), out);
-        self.network_profile.unknown_fields(&format!("{path}/networkProfile"), out);
-        self.windows_profile.unknown_fields(&format!("{path}/windowsProfile"), out);
-        self.security_profile.unknown_fields(&format!("{path}/securityProfile"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

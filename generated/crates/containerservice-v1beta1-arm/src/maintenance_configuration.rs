@@ -21,19 +21,12 @@ pub struct AbsoluteMonthlySchedule {
     ///
     /// Format: `int32`.
     pub day_of_month: i32,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AbsoluteMonthlySchedule { "intervalMonths" => interval_months (required), "dayOfMonth" => day_of_month (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AbsoluteMonthlySchedule {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// For schedules like: 'recur every day' or 'recur every 3 days'.
@@ -45,18 +38,11 @@ pub struct DailySchedule {
     ///
     /// Format: `int32`.
     pub interval_days: i32,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { DailySchedule { "intervalDays" => interval_days (required) } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for DailySchedule {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// For example, between '2022-12-23' and '2023-01-05'.
 ///
@@ -71,18 +57,11 @@ pub struct DateSpan {
     ///
     /// Format: `date`.
     pub end: String,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { DateSpan { "start" => start (required), "end" => end (required) } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for DateSpan {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// See [planned maintenance](<https://docs.microsoft.com/azure/aks/planned-maintenance>) for more information about planned maintenance.
 ///
@@ -107,8 +86,7 @@ pub struct MaintenanceConfiguration {
     pub system_data: Option<SystemData>,
     /// Properties of a default maintenance configuration.
     pub properties: Option<MaintenanceConfigurationProperties>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -122,14 +100,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for MaintenanceConfiguration {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Properties used to configure planned maintenance for a Managed Cluster.
 ///
 /// Schema `MaintenanceConfigurationProperties`.
@@ -141,8 +111,7 @@ pub struct MaintenanceConfigurationProperties {
     pub not_allowed_time: Option<Vec<TimeSpan>>,
     /// Maintenance window for the maintenance configuration.
     pub maintenance_window: Option<MaintenanceWindow>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -152,16 +121,6 @@ armgen_runtime::json_object! {
         "notAllowedTime" => not_allowed_time,
         "maintenanceWindow" => maintenance_window,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for MaintenanceConfigurationProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.time_in_week.unknown_fields(&format!("{path}/timeInWeek"), out);
-        self.not_allowed_time.unknown_fields(&format!("{path}/notAllowedTime"), out);
-        self.maintenance_window
-            .unknown_fields(&format!("{path}/maintenanceWindow"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Maintenance window used to configure scheduled auto-upgrade for a Managed Cluster.
@@ -185,8 +144,7 @@ pub struct MaintenanceWindow {
     pub start_time: String,
     /// Date ranges on which upgrade is not allowed. 'utcOffset' applies to this field. For example, with 'utcOffset: +02:00' and 'dateSpan' being '2022-12-23' to '2023-01-03', maintenance will be blocked from '2022-12-22 22:00' to '2023-01-03 22:00' in UTC time.
     pub not_allowed_dates: Option<Vec<DateSpan>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -199,14 +157,6 @@ armgen_runtime::json_object! {
         "startTime" => start_time (required),
         "notAllowedDates" => not_allowed_dates,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for MaintenanceWindow {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.schedule.unknown_fields(&format!("{path}/schedule"), out);
-        self.not_allowed_dates.unknown_fields(&format!("{path}/notAllowedDates"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// For schedules like: 'recur every month on the first Monday' or 'recur every 3 months on last Friday'.
@@ -222,8 +172,7 @@ pub struct RelativeMonthlySchedule {
     pub week_index: Type,
     /// Specifies on which day of the week the maintenance occurs.
     pub day_of_week: WeekDay,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -235,14 +184,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for RelativeMonthlySchedule {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.week_index.unknown_fields(&format!("{path}/weekIndex"), out);
-        self.day_of_week.unknown_fields(&format!("{path}/dayOfWeek"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// One and only one of the schedule types should be specified. Choose either 'daily', 'weekly', 'absoluteMonthly' or 'relativeMonthly' for your maintenance schedule.
 ///
 /// Schema `Schedule`.
@@ -252,8 +193,7 @@ pub struct Schedule {
     pub weekly: Option<WeeklySchedule>,
     pub absolute_monthly: Option<AbsoluteMonthlySchedule>,
     pub relative_monthly: Option<RelativeMonthlySchedule>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -266,16 +206,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for Schedule {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.daily.unknown_fields(&format!("{path}/daily"), out);
-        self.weekly.unknown_fields(&format!("{path}/weekly"), out);
-        self.absolute_monthly.unknown_fields(&format!("{path}/absoluteMonthly"), out);
-        self.relative_monthly.unknown_fields(&format!("{path}/relativeMonthly"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Time in a week.
 ///
 /// Schema `TimeInWeek`.
@@ -285,19 +215,11 @@ pub struct TimeInWeek {
     pub day: Option<WeekDay>,
     /// Each integer hour represents a time range beginning at 0m after the hour ending at the next hour (non-inclusive). 0 corresponds to 00:00 UTC, 23 corresponds to 23:00 UTC. Specifying \[0, 1\] means the 00:00 - 02:00 UTC time range.
     pub hour_slots: Option<Vec<i32>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { TimeInWeek { "day" => day, "hourSlots" => hour_slots } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for TimeInWeek {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.day.unknown_fields(&format!("{path}/day"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// For example, between 2021-05-25T13:00:00Z and 2021-05-25T14:00:00Z.
 ///
@@ -312,18 +234,11 @@ pub struct TimeSpan {
     ///
     /// Format: `date-time`.
     pub end: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { TimeSpan { "start" => start, "end" => end } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for TimeSpan {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// Specifies on which week of the month the dayOfWeek applies.
@@ -378,18 +293,10 @@ pub struct WeeklySchedule {
     pub interval_weeks: i32,
     /// Specifies on which day of the week the maintenance occurs.
     pub day_of_week: WeekDay,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     no_default WeeklySchedule { "intervalWeeks" => interval_weeks (required), "dayOfWeek" => day_of_week (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for WeeklySchedule {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.day_of_week.unknown_fields(&format!("{path}/dayOfWeek"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

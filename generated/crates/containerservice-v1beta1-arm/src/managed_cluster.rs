@@ -17,21 +17,12 @@ pub struct AdvancedNetworking {
     pub enabled: Option<bool>,
     pub observability: Option<AdvancedNetworkingObservability>,
     pub security: Option<AdvancedNetworkingSecurity>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AdvancedNetworking { "enabled" => enabled, "observability" => observability, "security" => security } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AdvancedNetworking {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.observability.unknown_fields(&format!("{path}/observability"), out);
-        self.security.unknown_fields(&format!("{path}/security"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
@@ -41,18 +32,11 @@ impl armgen_runtime::UnknownFields for AdvancedNetworking {
 pub struct AdvancedNetworkingObservability {
     /// Indicates the enablement of Advanced Networking observability functionalities on clusters.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { AdvancedNetworkingObservability { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Security profile to enable security features on cilium based cluster.
 ///
@@ -61,18 +45,11 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
 pub struct AdvancedNetworkingSecurity {
     /// This feature allows user to configure network policy based on DNS (FQDN) names. It can be enabled only on cilium based clusters. If not specified, the default is false.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { AdvancedNetworkingSecurity { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// The list of available versions for an agent pool.
 ///
@@ -93,20 +70,12 @@ pub struct AgentPoolAvailableVersions {
     pub r#type: Option<String>,
     /// Properties of agent pool available versions.
     pub properties: AgentPoolAvailableVersionsProperties,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AgentPoolAvailableVersions { "id" => id, "name" => name, "type" => r#type, "properties" => properties (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolAvailableVersions {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The list of available agent pool versions.
@@ -116,21 +85,12 @@ impl armgen_runtime::UnknownFields for AgentPoolAvailableVersions {
 pub struct AgentPoolAvailableVersionsProperties {
     /// List of versions available for agent pool.
     pub agent_pool_versions: Option<Vec<AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AgentPoolAvailableVersionsProperties { "agentPoolVersions" => agent_pool_versions } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.agent_pool_versions
-            .unknown_fields(&format!("{path}/agentPoolVersions"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Schema `AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem`.
@@ -142,8 +102,7 @@ pub struct AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
     pub kubernetes_version: Option<String>,
     /// Whether Kubernetes version is currently in preview.
     pub is_preview: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -153,12 +112,6 @@ armgen_runtime::json_object! {
         "kubernetesVersion" => kubernetes_version,
         "isPreview" => is_preview,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Azure Key Vault key management service settings for the security profile.
@@ -178,8 +131,7 @@ pub struct AzureKeyVaultKms {
     ///
     /// Format: `arm-id`.
     pub key_vault_resource_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -190,14 +142,6 @@ armgen_runtime::json_object! {
         "keyVaultNetworkAccess" => key_vault_network_access,
         "keyVaultResourceId" => key_vault_resource_id,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.key_vault_network_access
-            .unknown_fields(&format!("{path}/keyVaultNetworkAccess"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -220,19 +164,11 @@ armgen_runtime::open_enum! {
 pub struct ClusterUpgradeSettings {
     /// Settings for overrides.
     pub override_settings: Option<UpgradeOverrideSettings>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ClusterUpgradeSettings { "overrideSettings" => override_settings } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ClusterUpgradeSettings {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.override_settings.unknown_fields(&format!("{path}/overrideSettings"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Profile for Linux VMs in the container service cluster.
 ///
@@ -243,20 +179,12 @@ pub struct ContainerServiceLinuxProfile {
     pub admin_username: String,
     /// The SSH configuration for Linux-based VMs running on Azure.
     pub ssh: ContainerServiceSshConfiguration,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ContainerServiceLinuxProfile { "adminUsername" => admin_username (required), "ssh" => ssh (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ContainerServiceLinuxProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.ssh.unknown_fields(&format!("{path}/ssh"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile of network configuration.
@@ -303,8 +231,7 @@ pub struct ContainerServiceNetworkProfile {
     pub service_cidrs: Option<Vec<String>>,
     /// IP families are used to determine single-stack or dual-stack clusters. For single-stack, the expected value is IPv4. For dual-stack, the expected values are IPv4 and IPv6.
     pub ip_families: Option<Vec<IpFamily>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -329,27 +256,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.network_plugin.unknown_fields(&format!("{path}/networkPlugin"), out);
-        self.network_plugin_mode
-            .unknown_fields(&format!("{path}/networkPluginMode"), out);
-        self.network_policy.unknown_fields(&format!("{path}/networkPolicy"), out);
-        self.network_mode.unknown_fields(&format!("{path}/networkMode"), out);
-        self.network_dataplane.unknown_fields(&format!("{path}/networkDataplane"), out);
-        self.advanced_networking
-            .unknown_fields(&format!("{path}/advancedNetworking"), out);
-        self.outbound_type.unknown_fields(&format!("{path}/outboundType"), out);
-        self.load_balancer_sku.unknown_fields(&format!("{path}/loadBalancerSku"), out);
-        self.load_balancer_profile
-            .unknown_fields(&format!("{path}/loadBalancerProfile"), out);
-        self.nat_gateway_profile
-            .unknown_fields(&format!("{path}/natGatewayProfile"), out);
-        self.ip_families.unknown_fields(&format!("{path}/ipFamilies"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// SSH configuration for Linux-based VMs running on Azure.
 ///
 /// Schema `ContainerServiceSshConfiguration`.
@@ -357,20 +263,12 @@ impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
 pub struct ContainerServiceSshConfiguration {
     /// The list of SSH public keys used to authenticate with Linux-based VMs. A maximum of 1 key may be specified.
     pub public_keys: Vec<ContainerServiceSshPublicKey>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ContainerServiceSshConfiguration { "publicKeys" => public_keys (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.public_keys.unknown_fields(&format!("{path}/publicKeys"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Contains information about SSH certificate public key data.
@@ -380,18 +278,11 @@ impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
 pub struct ContainerServiceSshPublicKey {
     /// Certificate public key used to authenticate with VMs through SSH. The certificate must be in PEM format with or without headers.
     pub key_data: String,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ContainerServiceSshPublicKey { "keyData" => key_data (required) } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ContainerServiceSshPublicKey {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Delegated resource properties - internal use only.
 ///
@@ -408,8 +299,7 @@ pub struct DelegatedResource {
     pub referral_resource: Option<String>,
     /// The source resource location - internal use only.
     pub location: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -420,12 +310,6 @@ armgen_runtime::json_object! {
         "referralResource" => referral_resource,
         "location" => location,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for DelegatedResource {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -454,19 +338,11 @@ pub struct ExtendedLocation {
     pub name: Option<String>,
     /// The type of the extended location.
     pub r#type: Option<ExtendedLocationType>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ExtendedLocation {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.r#type.unknown_fields(&format!("{path}/type"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The type of extendedLocation.
@@ -498,19 +374,11 @@ armgen_runtime::open_enum! {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct IstioCertificateAuthority {
     pub plugin: Option<IstioPluginCertificateAuthority>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { IstioCertificateAuthority { "plugin" => plugin } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.plugin.unknown_fields(&format!("{path}/plugin"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Istio components configuration.
 ///
@@ -521,21 +389,12 @@ pub struct IstioComponents {
     pub ingress_gateways: Option<Vec<IstioIngressGateway>>,
     /// Istio egress gateways.
     pub egress_gateways: Option<Vec<IstioEgressGateway>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     IstioComponents { "ingressGateways" => ingress_gateways, "egressGateways" => egress_gateways } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for IstioComponents {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.ingress_gateways.unknown_fields(&format!("{path}/ingressGateways"), out);
-        self.egress_gateways.unknown_fields(&format!("{path}/egressGateways"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Istio egress gateway configuration.
@@ -545,18 +404,11 @@ impl armgen_runtime::UnknownFields for IstioComponents {
 pub struct IstioEgressGateway {
     /// Whether to enable the egress gateway.
     pub enabled: bool,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { IstioEgressGateway { "enabled" => enabled (required) } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for IstioEgressGateway {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
 ///
@@ -567,20 +419,12 @@ pub struct IstioIngressGateway {
     pub mode: IstioIngressGatewayMode,
     /// Whether to enable the ingress gateway.
     pub enabled: bool,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     no_default IstioIngressGateway { "mode" => mode (required), "enabled" => enabled (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for IstioIngressGateway {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -613,8 +457,7 @@ pub struct IstioPluginCertificateAuthority {
     pub root_cert_object_name: Option<String>,
     /// Certificate chain object name in Azure Key Vault.
     pub cert_chain_object_name: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -628,12 +471,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Istio service mesh configuration.
 ///
 /// Schema `IstioServiceMesh`.
@@ -643,8 +480,7 @@ pub struct IstioServiceMesh {
     pub certificate_authority: Option<IstioCertificateAuthority>,
     /// The list of revisions of the Istio control plane. When an upgrade is not in progress, this holds one value. When canary upgrade is in progress, this can only hold two consecutive values. For more information, see: <https://learn.microsoft.com/en-us/azure/aks/istio-upgrade>
     pub revisions: Option<Vec<String>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -654,15 +490,6 @@ armgen_runtime::json_object! {
         "certificateAuthority" => certificate_authority,
         "revisions" => revisions,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for IstioServiceMesh {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.components.unknown_fields(&format!("{path}/components"), out);
-        self.certificate_authority
-            .unknown_fields(&format!("{path}/certificateAuthority"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -760,8 +587,7 @@ pub struct ManagedCluster {
     ///
     /// Read-only.
     pub upgrade_profile: Option<ManagedClusterUpgradeProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -780,20 +606,6 @@ armgen_runtime::json_object! {
         "availableAgentPoolVersions" => available_agent_pool_versions,
         "upgradeProfile" => upgrade_profile,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedCluster {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
-        self.sku.unknown_fields(&format!("{path}/sku"), out);
-        self.extended_location.unknown_fields(&format!("{path}/extendedLocation"), out);
-        self.identity.unknown_fields(&format!("{path}/identity"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        self.available_agent_pool_versions
-            .unknown_fields(&format!("{path}/availableAgentPoolVersions"), out);
-        self.upgrade_profile.unknown_fields(&format!("{path}/upgradeProfile"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// For more details see [managed AAD on AKS](<https://docs.microsoft.com/azure/aks/managed-aad>).
@@ -817,8 +629,7 @@ pub struct ManagedClusterAadProfile {
     pub server_app_secret: Option<String>,
     /// The AAD tenant ID to use for authentication. If not specified, will use the tenant of the deployment subscription.
     pub tenant_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -834,12 +645,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterAadProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// A Kubernetes add-on profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAddonProfile`.
@@ -853,20 +658,12 @@ pub struct ManagedClusterAddonProfile {
     ///
     /// Read-only.
     pub identity: Option<UserAssignedIdentity>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterAddonProfile { "enabled" => enabled (required), "config" => config, "identity" => identity } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAddonProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.identity.unknown_fields(&format!("{path}/identity"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile for the container service agent pool.
@@ -992,8 +789,7 @@ pub struct ManagedClusterAgentPoolProfile {
     pub security_profile: Option<AgentPoolSecurityProfile>,
     /// Windows agent pool names must be 6 characters or less.
     pub name: String,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1048,33 +844,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.os_disk_type.unknown_fields(&format!("{path}/osDiskType"), out);
-        self.kubelet_disk_type.unknown_fields(&format!("{path}/kubeletDiskType"), out);
-        self.workload_runtime.unknown_fields(&format!("{path}/workloadRuntime"), out);
-        self.os_type.unknown_fields(&format!("{path}/osType"), out);
-        self.os_sku.unknown_fields(&format!("{path}/osSKU"), out);
-        self.scale_down_mode.unknown_fields(&format!("{path}/scaleDownMode"), out);
-        self.r#type.unknown_fields(&format!("{path}/type"), out);
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        self.upgrade_settings.unknown_fields(&format!("{path}/upgradeSettings"), out);
-        self.power_state.unknown_fields(&format!("{path}/powerState"), out);
-        self.scale_set_priority.unknown_fields(&format!("{path}/scaleSetPriority"), out);
-        self.scale_set_eviction_policy
-            .unknown_fields(&format!("{path}/scaleSetEvictionPolicy"), out);
-        self.kubelet_config.unknown_fields(&format!("{path}/kubeletConfig"), out);
-        self.linux_os_config.unknown_fields(&format!("{path}/linuxOSConfig"), out);
-        self.gpu_instance_profile
-            .unknown_fields(&format!("{path}/gpuInstanceProfile"), out);
-        self.creation_data.unknown_fields(&format!("{path}/creationData"), out);
-        self.network_profile.unknown_fields(&format!("{path}/networkProfile"), out);
-        self.windows_profile.unknown_fields(&format!("{path}/windowsProfile"), out);
-        self.security_profile.unknown_fields(&format!("{path}/securityProfile"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Access profile for managed cluster API server.
 ///
 /// Schema `ManagedClusterAPIServerAccessProfile`.
@@ -1090,8 +859,7 @@ pub struct ManagedClusterApiServerAccessProfile {
     pub enable_private_cluster_public_fqdn: Option<bool>,
     /// Whether to disable run command for the cluster or not.
     pub disable_run_command: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1105,12 +873,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Auto upgrade profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAutoUpgradeProfile`.
@@ -1120,8 +882,7 @@ pub struct ManagedClusterAutoUpgradeProfile {
     pub upgrade_channel: Option<UpgradeChannel>,
     /// Manner in which the OS on your nodes is updated. The default is NodeImage.
     pub node_os_upgrade_channel: Option<NodeOsUpgradeChannel>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1132,34 +893,17 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.upgrade_channel.unknown_fields(&format!("{path}/upgradeChannel"), out);
-        self.node_os_upgrade_channel
-            .unknown_fields(&format!("{path}/nodeOSUpgradeChannel"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Azure Monitor addon profiles for monitoring the managed cluster.
 ///
 /// Schema `ManagedClusterAzureMonitorProfile`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterAzureMonitorProfile {
     pub metrics: Option<ManagedClusterAzureMonitorProfileMetrics>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterAzureMonitorProfile { "metrics" => metrics } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.metrics.unknown_fields(&format!("{path}/metrics"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
 ///
@@ -1170,8 +914,7 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     pub metric_labels_allowlist: Option<String>,
     /// Comma-separated list of Kubernetes annotation keys that will be used in the resource's labels metric (Example: 'namespaces=\[kubernetes.io/team,...\],pods=\[kubernetes.io/team\],...'). By default the metric contains only resource name and namespace labels.
     pub metric_annotations_allow_list: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1182,12 +925,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileKubeStateMetrics {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileMetrics`.
@@ -1196,8 +933,7 @@ pub struct ManagedClusterAzureMonitorProfileMetrics {
     /// Whether to enable or disable the Azure Managed Prometheus addon for Prometheus monitoring. See aka.ms/AzureManagedPrometheus-aks-enable for details on enabling and disabling.
     pub enabled: bool,
     pub kube_state_metrics: Option<ManagedClusterAzureMonitorProfileKubeStateMetrics>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1208,13 +944,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.kube_state_metrics.unknown_fields(&format!("{path}/kubeStateMetrics"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// The cost analysis configuration for the cluster
 ///
 /// Schema `ManagedClusterCostAnalysis`.
@@ -1222,18 +951,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics 
 pub struct ManagedClusterCostAnalysis {
     /// The Managed Cluster sku.tier must be set to 'Standard' or 'Premium' to enable this feature. Enabling this will add Kubernetes Namespace and Deployment details to the Cost Analysis views in the Azure portal. If not specified, the default is false. For more information see aka.ms/aks/docs/cost-analysis.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterCostAnalysis { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterCostAnalysis {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Cluster HTTP proxy configuration.
 ///
@@ -1248,8 +970,7 @@ pub struct ManagedClusterHttpProxyConfig {
     pub no_proxy: Option<Vec<String>>,
     /// Alternative CA cert to use for connecting to proxy servers.
     pub trusted_ca: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1260,12 +981,6 @@ armgen_runtime::json_object! {
         "noProxy" => no_proxy,
         "trustedCa" => trusted_ca,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterHttpProxyConfig {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Identity for the managed cluster.
@@ -1287,8 +1002,7 @@ pub struct ManagedClusterIdentity {
     pub delegated_resources: Option<BTreeMap<String, DelegatedResource>>,
     /// The keys must be ARM resource IDs in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
     pub user_assigned_identities: Option<BTreeMap<String, ManagedClusterIdentityUserAssignedIdentitiesValue>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1302,17 +1016,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.r#type.unknown_fields(&format!("{path}/type"), out);
-        self.delegated_resources
-            .unknown_fields(&format!("{path}/delegatedResources"), out);
-        self.user_assigned_identities
-            .unknown_fields(&format!("{path}/userAssignedIdentities"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Schema `ManagedClusterIdentityUserAssignedIdentitiesValue`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterIdentityUserAssignedIdentitiesValue {
@@ -1324,19 +1027,12 @@ pub struct ManagedClusterIdentityUserAssignedIdentitiesValue {
     ///
     /// Read-only.
     pub client_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterIdentityUserAssignedIdentitiesValue { "principalId" => principal_id, "clientId" => client_id } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterIdentityUserAssignedIdentitiesValue {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Ingress profile for the container service cluster.
@@ -1346,19 +1042,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterIdentityUserAssignedIdentit
 pub struct ManagedClusterIngressProfile {
     /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at <https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default>.
     pub web_app_routing: Option<ManagedClusterIngressProfileWebAppRouting>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterIngressProfile { "webAppRouting" => web_app_routing } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.web_app_routing.unknown_fields(&format!("{path}/webAppRouting"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Application Routing add-on settings for the ingress profile.
 ///
@@ -1373,8 +1061,7 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     ///
     /// Read-only.
     pub identity: Option<UserAssignedIdentity>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1384,13 +1071,6 @@ armgen_runtime::json_object! {
         "dnsZoneResourceIds" => dns_zone_resource_ids,
         "identity" => identity,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.identity.unknown_fields(&format!("{path}/identity"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile of the managed cluster load balancer.
@@ -1420,8 +1100,7 @@ pub struct ManagedClusterLoadBalancerProfile {
     ///
     /// Default: `"NodeIPConfiguration"`.
     pub backend_pool_type: Option<BackendPoolType>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1438,20 +1117,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.managed_outbound_i_ps
-            .unknown_fields(&format!("{path}/managedOutboundIPs"), out);
-        self.outbound_ip_prefixes
-            .unknown_fields(&format!("{path}/outboundIPPrefixes"), out);
-        self.outbound_i_ps.unknown_fields(&format!("{path}/outboundIPs"), out);
-        self.effective_outbound_i_ps
-            .unknown_fields(&format!("{path}/effectiveOutboundIPs"), out);
-        self.backend_pool_type.unknown_fields(&format!("{path}/backendPoolType"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Desired managed outbound IPs for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileManagedOutboundIPs`.
@@ -1465,19 +1130,12 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     ///
     /// Format: `int32`. Default: `0`.
     pub count_i_pv6: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterLoadBalancerProfileManagedOutboundIPs { "count" => count, "countIPv6" => count_i_pv6 } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Desired outbound IP resources for the cluster load balancer.
@@ -1487,20 +1145,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedO
 pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// A list of public IP resources.
     pub public_i_ps: Option<Vec<ResourceReference>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterLoadBalancerProfileOutboundIPs { "publicIPs" => public_i_ps } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIPs {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.public_i_ps.unknown_fields(&format!("{path}/publicIPs"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Desired outbound IP Prefix resources for the cluster load balancer.
@@ -1510,20 +1160,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutbound
 pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
     pub public_ip_prefixes: Option<Vec<ResourceReference>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterLoadBalancerProfileOutboundIpPrefixes { "publicIPPrefixes" => public_ip_prefixes } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.public_ip_prefixes.unknown_fields(&format!("{path}/publicIPPrefixes"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile of the managed outbound IP resources of the managed cluster.
@@ -1535,18 +1177,11 @@ pub struct ManagedClusterManagedOutboundIpProfile {
     ///
     /// Format: `int32`. Default: `1`.
     pub count: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterManagedOutboundIpProfile { "count" => count } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// The metrics profile for the ManagedCluster.
 ///
@@ -1554,19 +1189,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterMetricsProfile {
     pub cost_analysis: Option<ManagedClusterCostAnalysis>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterMetricsProfile { "costAnalysis" => cost_analysis } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.cost_analysis.unknown_fields(&format!("{path}/costAnalysis"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Profile of the managed cluster NAT gateway.
 ///
@@ -1581,8 +1208,7 @@ pub struct ManagedClusterNatGatewayProfile {
     ///
     /// Format: `int32`. Default: `4`.
     pub idle_timeout_in_minutes: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1594,16 +1220,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.managed_outbound_ip_profile
-            .unknown_fields(&format!("{path}/managedOutboundIPProfile"), out);
-        self.effective_outbound_i_ps
-            .unknown_fields(&format!("{path}/effectiveOutboundIPs"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Node resource group lockdown profile for a managed cluster.
 ///
 /// Schema `ManagedClusterNodeResourceGroupProfile`.
@@ -1611,20 +1227,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
 pub struct ManagedClusterNodeResourceGroupProfile {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
     pub restriction_level: Option<RestrictionLevel>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterNodeResourceGroupProfile { "restrictionLevel" => restriction_level } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterNodeResourceGroupProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.restriction_level.unknown_fields(&format!("{path}/restrictionLevel"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The OIDC issuer profile of the Managed Cluster.
@@ -1638,19 +1246,12 @@ pub struct ManagedClusterOidcIssuerProfile {
     pub issuer_url: Option<String>,
     /// Whether the OIDC issuer is enabled.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterOidcIssuerProfile { "issuerURL" => issuer_url, "enabled" => enabled } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterOidcIssuerProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Details about the pod identity assigned to the Managed Cluster.
@@ -1672,8 +1273,7 @@ pub struct ManagedClusterPodIdentity {
     pub provisioning_state: Option<ManagedClusterPodIdentityProvisioningState>,
     /// Read-only.
     pub provisioning_info: Option<ManagedClusterPodIdentityProvisioningInfo>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1688,16 +1288,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.identity.unknown_fields(&format!("{path}/identity"), out);
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        self.provisioning_info.unknown_fields(&format!("{path}/provisioningInfo"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
 ///
 /// Schema `ManagedClusterPodIdentityException`.
@@ -1709,8 +1299,7 @@ pub struct ManagedClusterPodIdentityException {
     pub namespace: String,
     /// The pod labels to match.
     pub pod_labels: BTreeMap<String, String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1720,12 +1309,6 @@ armgen_runtime::json_object! {
         "namespace" => namespace (required),
         "podLabels" => pod_labels (required),
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
@@ -1741,8 +1324,7 @@ pub struct ManagedClusterPodIdentityProfile {
     pub user_assigned_identities: Option<Vec<ManagedClusterPodIdentity>>,
     /// The pod identity exceptions to allow.
     pub user_assigned_identity_exceptions: Option<Vec<ManagedClusterPodIdentityException>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1755,16 +1337,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.user_assigned_identities
-            .unknown_fields(&format!("{path}/userAssignedIdentities"), out);
-        self.user_assigned_identity_exceptions
-            .unknown_fields(&format!("{path}/userAssignedIdentityExceptions"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningError`.
@@ -1772,19 +1344,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
 pub struct ManagedClusterPodIdentityProvisioningError {
     /// Details about the error.
     pub error: Option<ManagedClusterPodIdentityProvisioningErrorBody>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningError { "error" => error } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningError {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.error.unknown_fields(&format!("{path}/error"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// An error response from the pod identity provisioning.
 ///
@@ -1799,8 +1363,7 @@ pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     pub target: Option<String>,
     /// A list of additional details about the error.
     pub details: Option<Vec<ManagedClusterPodIdentityProvisioningErrorBody>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1813,31 +1376,16 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErrorBody {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.details.unknown_fields(&format!("{path}/details"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Schema `ManagedClusterPodIdentityProvisioningInfo`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPodIdentityProvisioningInfo {
     /// Pod identity assignment error (if any).
     pub error: Option<ManagedClusterPodIdentityProvisioningError>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningInfo { "error" => error } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningInfo {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.error.unknown_fields(&format!("{path}/error"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The current provisioning state of the pod identity.
@@ -1873,8 +1421,7 @@ pub struct ManagedClusterPoolUpgradeProfile {
     pub os_type: OsType,
     /// List of orchestrator types and versions available for upgrade.
     pub upgrades: Option<Vec<ManagedClusterPoolUpgradeProfileUpgradesItem>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1887,14 +1434,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.os_type.unknown_fields(&format!("{path}/osType"), out);
-        self.upgrades.unknown_fields(&format!("{path}/upgrades"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Schema `ManagedClusterPoolUpgradeProfileUpgradesItem`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
@@ -1902,8 +1441,7 @@ pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
     pub kubernetes_version: Option<String>,
     /// Whether the Kubernetes version is currently in preview.
     pub is_preview: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1912,12 +1450,6 @@ armgen_runtime::json_object! {
         "kubernetesVersion" => kubernetes_version,
         "isPreview" => is_preview,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfileUpgradesItem {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Properties of the managed cluster.
@@ -2026,8 +1558,7 @@ pub struct ManagedClusterProperties {
     pub resource_uid: Option<String>,
     /// Optional cluster metrics configuration.
     pub metrics_profile: Option<ManagedClusterMetricsProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2078,52 +1609,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.power_state.unknown_fields(&format!("{path}/powerState"), out);
-        self.agent_pool_profiles
-            .unknown_fields(&format!("{path}/agentPoolProfiles"), out);
-        self.linux_profile.unknown_fields(&format!("{path}/linuxProfile"), out);
-        self.windows_profile.unknown_fields(&format!("{path}/windowsProfile"), out);
-        self.service_principal_profile
-            .unknown_fields(&format!("{path}/servicePrincipalProfile"), out);
-        self.addon_profiles.unknown_fields(&format!("{path}/addonProfiles"), out);
-        self.pod_identity_profile
-            .unknown_fields(&format!("{path}/podIdentityProfile"), out);
-        self.oidc_issuer_profile
-            .unknown_fields(&format!("{path}/oidcIssuerProfile"), out);
-        self.node_resource_group_profile
-            .unknown_fields(&format!("{path}/nodeResourceGroupProfile"), out);
-        self.support_plan.unknown_fields(&format!("{path}/supportPlan"), out);
-        self.network_profile.unknown_fields(&format!("{path}/networkProfile"), out);
-        self.aad_profile.unknown_fields(&format!("{path}/aadProfile"), out);
-        self.auto_upgrade_profile
-            .unknown_fields(&format!("{path}/autoUpgradeProfile"), out);
-        self.upgrade_settings.unknown_fields(&format!("{path}/upgradeSettings"), out);
-        self.auto_scaler_profile
-            .unknown_fields(&format!("{path}/autoScalerProfile"), out);
-        self.api_server_access_profile
-            .unknown_fields(&format!("{path}/apiServerAccessProfile"), out);
-        self.identity_profile.unknown_fields(&format!("{path}/identityProfile"), out);
-        self.private_link_resources
-            .unknown_fields(&format!("{path}/privateLinkResources"), out);
-        self.http_proxy_config.unknown_fields(&format!("{path}/httpProxyConfig"), out);
-        self.security_profile.unknown_fields(&format!("{path}/securityProfile"), out);
-        self.storage_profile.unknown_fields(&format!("{path}/storageProfile"), out);
-        self.ingress_profile.unknown_fields(&format!("{path}/ingressProfile"), out);
-        self.public_network_access
-            .unknown_fields(&format!("{path}/publicNetworkAccess"), out);
-        self.workload_auto_scaler_profile
-            .unknown_fields(&format!("{path}/workloadAutoScalerProfile"), out);
-        self.azure_monitor_profile
-            .unknown_fields(&format!("{path}/azureMonitorProfile"), out);
-        self.service_mesh_profile
-            .unknown_fields(&format!("{path}/serviceMeshProfile"), out);
-        self.metrics_profile.unknown_fields(&format!("{path}/metricsProfile"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Parameters to be applied to the cluster-autoscaler when enabled
 ///
 /// Schema `ManagedClusterPropertiesAutoScalerProfile`.
@@ -2169,8 +1654,7 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     pub skip_nodes_with_local_storage: Option<String>,
     /// The default is true.
     pub skip_nodes_with_system_pods: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2199,13 +1683,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterPropertiesAutoScalerProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.expander.unknown_fields(&format!("{path}/expander"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Security profile for the container service cluster.
 ///
 /// Schema `ManagedClusterSecurityProfile`.
@@ -2219,8 +1696,7 @@ pub struct ManagedClusterSecurityProfile {
     pub workload_identity: Option<ManagedClusterSecurityProfileWorkloadIdentity>,
     /// Image Cleaner settings for the security profile.
     pub image_cleaner: Option<ManagedClusterSecurityProfileImageCleaner>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2231,17 +1707,6 @@ armgen_runtime::json_object! {
         "workloadIdentity" => workload_identity,
         "imageCleaner" => image_cleaner,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.defender.unknown_fields(&format!("{path}/defender"), out);
-        self.azure_key_vault_kms
-            .unknown_fields(&format!("{path}/azureKeyVaultKms"), out);
-        self.workload_identity.unknown_fields(&format!("{path}/workloadIdentity"), out);
-        self.image_cleaner.unknown_fields(&format!("{path}/imageCleaner"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Microsoft Defender settings for the security profile.
@@ -2255,8 +1720,7 @@ pub struct ManagedClusterSecurityProfileDefender {
     pub log_analytics_workspace_resource_id: Option<String>,
     /// Microsoft Defender threat detection for Cloud settings for the security profile.
     pub security_monitoring: Option<ManagedClusterSecurityProfileDefenderSecurityMonitoring>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2267,14 +1731,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.security_monitoring
-            .unknown_fields(&format!("{path}/securityMonitoring"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Microsoft Defender settings for the security profile threat detection.
 ///
 /// Schema `ManagedClusterSecurityProfileDefenderSecurityMonitoring`.
@@ -2282,19 +1738,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
 pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// Whether to enable Defender threat detection
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterSecurityProfileDefenderSecurityMonitoring { "enabled" => enabled } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
@@ -2308,19 +1757,12 @@ pub struct ManagedClusterSecurityProfileImageCleaner {
     ///
     /// Format: `int32`.
     pub interval_hours: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterSecurityProfileImageCleaner { "enabled" => enabled, "intervalHours" => interval_hours } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Workload identity settings for the security profile.
@@ -2330,18 +1772,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner
 pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// Whether to enable workload identity.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterSecurityProfileWorkloadIdentity { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileWorkloadIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
 ///
@@ -2354,19 +1789,12 @@ pub struct ManagedClusterServicePrincipalProfile {
     ///
     /// Secret: never returned by the service.
     pub secret: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterServicePrincipalProfile { "clientId" => client_id (required), "secret" => secret } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterServicePrincipalProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The SKU of a Managed Cluster.
@@ -2378,20 +1806,11 @@ pub struct ManagedClusterSku {
     pub name: Option<ManagedClusterSkuName>,
     /// If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
     pub tier: Option<ManagedClusterSkuTier>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterSku { "name" => name, "tier" => tier } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterSku {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.name.unknown_fields(&format!("{path}/name"), out);
-        self.tier.unknown_fields(&format!("{path}/tier"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The name of a managed cluster SKU.
@@ -2432,8 +1851,7 @@ pub struct ManagedClusterStorageProfile {
     pub snapshot_controller: Option<ManagedClusterStorageProfileSnapshotController>,
     /// AzureBlob CSI Driver settings for the storage profile.
     pub blob_csi_driver: Option<ManagedClusterStorageProfileBlobCsiDriver>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2446,17 +1864,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.disk_csi_driver.unknown_fields(&format!("{path}/diskCSIDriver"), out);
-        self.file_csi_driver.unknown_fields(&format!("{path}/fileCSIDriver"), out);
-        self.snapshot_controller
-            .unknown_fields(&format!("{path}/snapshotController"), out);
-        self.blob_csi_driver.unknown_fields(&format!("{path}/blobCSIDriver"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// AzureBlob CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileBlobCSIDriver`.
@@ -2464,18 +1871,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
 pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// Whether to enable AzureBlob CSI Driver. The default value is false.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterStorageProfileBlobCsiDriver { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// AzureDisk CSI Driver settings for the storage profile.
 ///
@@ -2484,18 +1884,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver
 pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// Whether to enable AzureDisk CSI Driver. The default value is true.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterStorageProfileDiskCsiDriver { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// AzureFile CSI Driver settings for the storage profile.
 ///
@@ -2504,18 +1897,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver
 pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// Whether to enable AzureFile CSI Driver. The default value is true.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterStorageProfileFileCsiDriver { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Snapshot Controller settings for the storage profile.
 ///
@@ -2524,19 +1910,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver
 pub struct ManagedClusterStorageProfileSnapshotController {
     /// Whether to enable Snapshot Controller. The default value is true.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterStorageProfileSnapshotController { "enabled" => enabled } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotController {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The list of available upgrades for compute pools.
@@ -2558,8 +1937,7 @@ pub struct ManagedClusterUpgradeProfile {
     pub r#type: Option<String>,
     /// The properties of the upgrade profile.
     pub properties: ManagedClusterUpgradeProfileProperties,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2572,13 +1950,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Control plane and agent pool upgrade profiles.
 ///
 /// Schema `ManagedClusterUpgradeProfileProperties`.
@@ -2588,8 +1959,7 @@ pub struct ManagedClusterUpgradeProfileProperties {
     pub control_plane_profile: ManagedClusterPoolUpgradeProfile,
     /// The list of available upgrade versions for agent pools.
     pub agent_pool_profiles: Vec<ManagedClusterPoolUpgradeProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2598,16 +1968,6 @@ armgen_runtime::json_object! {
         "controlPlaneProfile" => control_plane_profile (required),
         "agentPoolProfiles" => agent_pool_profiles (required),
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfileProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.control_plane_profile
-            .unknown_fields(&format!("{path}/controlPlaneProfile"), out);
-        self.agent_pool_profiles
-            .unknown_fields(&format!("{path}/agentPoolProfiles"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile for Windows VMs in the managed cluster.
@@ -2627,8 +1987,7 @@ pub struct ManagedClusterWindowsProfile {
     pub enable_csi_proxy: Option<bool>,
     /// The Windows gMSA Profile in the Managed Cluster.
     pub gmsa_profile: Option<WindowsGmsaProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2642,14 +2001,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.license_type.unknown_fields(&format!("{path}/licenseType"), out);
-        self.gmsa_profile.unknown_fields(&format!("{path}/gmsaProfile"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Workload Auto-scaler profile for the managed cluster.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfile`.
@@ -2657,22 +2008,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
 pub struct ManagedClusterWorkloadAutoScalerProfile {
     pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
     pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterWorkloadAutoScalerProfile { "keda" => keda, "verticalPodAutoscaler" => vertical_pod_autoscaler } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.keda.unknown_fields(&format!("{path}/keda"), out);
-        self.vertical_pod_autoscaler
-            .unknown_fields(&format!("{path}/verticalPodAutoscaler"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
@@ -2682,19 +2023,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
 pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// Whether to enable KEDA.
     pub enabled: bool,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterWorkloadAutoScalerProfileKeda { "enabled" => enabled (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileKeda {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
@@ -2706,19 +2040,12 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     ///
     /// Default: `false`.
     pub enabled: bool,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler { "enabled" => enabled (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -2843,8 +2170,7 @@ pub struct PrivateLinkResource {
     ///
     /// Read-only. Format: `arm-id`.
     pub private_link_service_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2857,12 +2183,6 @@ armgen_runtime::json_object! {
         "requiredMembers" => required_members,
         "privateLinkServiceID" => private_link_service_id,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for PrivateLinkResource {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -2902,18 +2222,11 @@ pub struct ResourceReference {
     ///
     /// Format: `arm-id`.
     pub id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ResourceReference { "id" => id } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ResourceReference {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
@@ -2949,21 +2262,12 @@ pub struct ServiceMeshProfile {
     /// Mode of the service mesh.
     pub mode: ServiceMeshMode,
     pub istio: Option<IstioServiceMesh>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     no_default ServiceMeshProfile { "mode" => mode (required), "istio" => istio } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ServiceMeshProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        self.istio.unknown_fields(&format!("{path}/istio"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -2996,19 +2300,12 @@ pub struct UpgradeOverrideSettings {
     ///
     /// Format: `date-time`.
     pub until: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     UpgradeOverrideSettings { "forceUpgrade" => force_upgrade, "until" => until } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for UpgradeOverrideSettings {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Details about a user assigned identity.
@@ -3024,19 +2321,12 @@ pub struct UserAssignedIdentity {
     pub client_id: Option<String>,
     /// The object ID of the user assigned identity.
     pub object_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     UserAssignedIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for UserAssignedIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Windows gMSA Profile in the managed cluster.
@@ -3050,17 +2340,10 @@ pub struct WindowsGmsaProfile {
     pub dns_server: Option<String>,
     /// Specifies the root domain name for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
     pub root_domain_name: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     WindowsGmsaProfile { "enabled" => enabled, "dnsServer" => dns_server, "rootDomainName" => root_domain_name } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for WindowsGmsaProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

@@ -32,18 +32,11 @@ armgen_runtime::open_enum! {
 pub struct PrivateEndpoint {
     /// The resource ID of the private endpoint
     pub id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { PrivateEndpoint { "id" => id } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for PrivateEndpoint {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// A private endpoint connection
 ///
@@ -64,20 +57,12 @@ pub struct PrivateEndpointConnection {
     pub r#type: Option<String>,
     /// The properties of a private endpoint connection.
     pub properties: Option<PrivateEndpointConnectionProperties>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     PrivateEndpointConnection { "id" => id, "name" => name, "type" => r#type, "properties" => properties } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for PrivateEndpointConnection {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Properties of a private endpoint connection.
@@ -93,8 +78,7 @@ pub struct PrivateEndpointConnectionProperties {
     pub private_endpoint: Option<PrivateEndpoint>,
     /// A collection of information about the state of the connection between service consumer and provider.
     pub private_link_service_connection_state: PrivateLinkServiceConnectionState,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -104,17 +88,6 @@ armgen_runtime::json_object! {
         "privateEndpoint" => private_endpoint,
         "privateLinkServiceConnectionState" => private_link_service_connection_state (required),
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for PrivateEndpointConnectionProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        self.private_endpoint.unknown_fields(&format!("{path}/privateEndpoint"), out);
-        self.private_link_service_connection_state
-            .unknown_fields(&format!("{path}/privateLinkServiceConnectionState"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -145,18 +118,10 @@ pub struct PrivateLinkServiceConnectionState {
     pub status: Option<ConnectionStatus>,
     /// The private link service connection description.
     pub description: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     PrivateLinkServiceConnectionState { "status" => status, "description" => description } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for PrivateLinkServiceConnectionState {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.status.unknown_fields(&format!("{path}/status"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

@@ -32,8 +32,7 @@ pub struct AgentPoolNetworkProfile {
     pub allowed_host_ports: Option<Vec<PortRange>>,
     /// The IDs of the application security groups which agent pool will associate when created.
     pub application_security_groups: Option<Vec<String>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -45,15 +44,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for AgentPoolNetworkProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.node_public_ip_tags
-            .unknown_fields(&format!("{path}/nodePublicIPTags"), out);
-        self.allowed_host_ports.unknown_fields(&format!("{path}/allowedHostPorts"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// The security settings of an agent pool.
 ///
 /// Schema `AgentPoolSecurityProfile`.
@@ -63,19 +53,12 @@ pub struct AgentPoolSecurityProfile {
     pub enable_vtpm: Option<bool>,
     /// Secure Boot is a feature of Trusted Launch which ensures that only signed operating systems and drivers can boot. For more details, see aka.ms/aks/trustedlaunch.  If not specified, the default is false.
     pub enable_secure_boot: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AgentPoolSecurityProfile { "enableVTPM" => enable_vtpm, "enableSecureBoot" => enable_secure_boot } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolSecurityProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -106,8 +89,7 @@ pub struct AgentPoolUpgradeSettings {
     ///
     /// Format: `int32`.
     pub node_soak_duration_in_minutes: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -119,12 +101,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// The Windows agent pool's specific profile.
 ///
 /// Schema `AgentPoolWindowsProfile`.
@@ -132,19 +108,12 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
 pub struct AgentPoolWindowsProfile {
     /// The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
     pub disable_outbound_nat: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AgentPoolWindowsProfile { "disableOutboundNat" => disable_outbound_nat } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolWindowsProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// An error response from the Container service.
@@ -160,20 +129,12 @@ pub struct CloudErrorBody {
     pub target: Option<String>,
     /// A list of additional details about the error.
     pub details: Option<Vec<CloudErrorBody>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     CloudErrorBody { "code" => code, "message" => message, "target" => target, "details" => details } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for CloudErrorBody {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.details.unknown_fields(&format!("{path}/details"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -215,18 +176,11 @@ pub struct CreationData {
     ///
     /// Format: `arm-id`.
     pub source_resource_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { CreationData { "sourceResourceId" => source_resource_id } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for CreationData {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// GPUInstanceProfile to be used to specify GPU MIG instance profile for supported GPU VM SKU.
@@ -256,18 +210,11 @@ pub struct IpTag {
     pub ip_tag_type: Option<String>,
     /// The value of the IP tag associated with the public IP. Example: Internet.
     pub tag: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { IpTag { "ipTagType" => ip_tag_type, "tag" => tag } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for IpTag {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 ///
@@ -306,8 +253,7 @@ pub struct KubeletConfig {
     ///
     /// Format: `int32`.
     pub pod_max_pids: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -325,12 +271,6 @@ armgen_runtime::json_object! {
         "containerLogMaxFiles" => container_log_max_files,
         "podMaxPids" => pod_max_pids,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for KubeletConfig {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -361,8 +301,7 @@ pub struct LinuxOsConfig {
     ///
     /// Format: `int32`.
     pub swap_file_size_mb: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -373,13 +312,6 @@ armgen_runtime::json_object! {
         "transparentHugePageDefrag" => transparent_huge_page_defrag,
         "swapFileSizeMB" => swap_file_size_mb,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for LinuxOsConfig {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.sysctls.unknown_fields(&format!("{path}/sysctls"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -442,20 +374,12 @@ pub struct PortRange {
     pub port_end: Option<i32>,
     /// The network protocol of the port.
     pub protocol: Option<Protocol>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     PortRange { "portStart" => port_start, "portEnd" => port_end, "protocol" => protocol } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for PortRange {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.protocol.unknown_fields(&format!("{path}/protocol"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Describes the Power State of the cluster
@@ -465,19 +389,11 @@ impl armgen_runtime::UnknownFields for PortRange {
 pub struct PowerState {
     /// Tells whether the cluster is Running or Stopped
     pub code: Option<Code>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { PowerState { "code" => code } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for PowerState {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.code.unknown_fields(&format!("{path}/code"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The network protocol of the port.
@@ -644,8 +560,7 @@ pub struct SysctlConfig {
     ///
     /// Format: `int32`.
     pub vm_vfs_cache_pressure: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -682,12 +597,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for SysctlConfig {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Metadata pertaining to creation and last modification of the resource.
 ///
 /// Schema `systemData`.
@@ -709,8 +618,7 @@ pub struct SystemData {
     ///
     /// Format: `date-time`.
     pub last_modified_at: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -723,15 +631,6 @@ armgen_runtime::json_object! {
         "lastModifiedByType" => last_modified_by_type,
         "lastModifiedAt" => last_modified_at,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for SystemData {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.created_by_type.unknown_fields(&format!("{path}/createdByType"), out);
-        self.last_modified_by_type
-            .unknown_fields(&format!("{path}/lastModifiedByType"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {

@@ -37,8 +37,7 @@ pub struct Snapshot {
     pub location: String,
     /// Properties of a snapshot.
     pub properties: Option<SnapshotProperties>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -52,14 +51,6 @@ armgen_runtime::json_object! {
         "location" => location (required),
         "properties" => properties,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for Snapshot {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Properties used to configure a node pool snapshot.
@@ -91,8 +82,7 @@ pub struct SnapshotProperties {
     ///
     /// Read-only.
     pub enable_fips: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -107,16 +97,6 @@ armgen_runtime::json_object! {
         "vmSize" => vm_size,
         "enableFIPS" => enable_fips,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for SnapshotProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.creation_data.unknown_fields(&format!("{path}/creationData"), out);
-        self.snapshot_type.unknown_fields(&format!("{path}/snapshotType"), out);
-        self.os_type.unknown_fields(&format!("{path}/osType"), out);
-        self.os_sku.unknown_fields(&format!("{path}/osSku"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {

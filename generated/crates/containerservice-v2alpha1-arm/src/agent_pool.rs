@@ -38,8 +38,7 @@ pub struct AgentPool {
     ///
     /// Read-only.
     pub upgrade_profile: Option<AgentPoolUpgradeProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -53,16 +52,6 @@ armgen_runtime::json_object! {
         "machines" => machines,
         "upgradeProfile" => upgrade_profile,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPool {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        self.machines.unknown_fields(&format!("{path}/machines"), out);
-        self.upgrade_profile.unknown_fields(&format!("{path}/upgradeProfile"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The list of available upgrades for an agent pool.
@@ -88,8 +77,7 @@ pub struct AgentPoolUpgradeProfile {
     pub system_data: Option<SystemData>,
     /// The properties of the agent pool upgrade profile.
     pub properties: AgentPoolUpgradeProfileProperties,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -101,14 +89,6 @@ armgen_runtime::json_object! {
         "systemData" => system_data,
         "properties" => properties (required),
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The list of available upgrade versions.
@@ -126,8 +106,7 @@ pub struct AgentPoolUpgradeProfileProperties {
     pub upgrades: Option<Vec<AgentPoolUpgradeProfilePropertiesUpgradesItem>>,
     /// The latest AKS supported node image version.
     pub latest_node_image_version: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -140,14 +119,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfileProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.os_type.unknown_fields(&format!("{path}/osType"), out);
-        self.upgrades.unknown_fields(&format!("{path}/upgrades"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Available upgrades for an AgentPool.
 ///
 /// Schema `AgentPoolUpgradeProfilePropertiesUpgradesItem`.
@@ -157,8 +128,7 @@ pub struct AgentPoolUpgradeProfilePropertiesUpgradesItem {
     pub kubernetes_version: Option<String>,
     /// Whether the Kubernetes version is currently in preview.
     pub is_preview: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -167,12 +137,6 @@ armgen_runtime::json_object! {
         "kubernetesVersion" => kubernetes_version,
         "isPreview" => is_preview,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolUpgradeProfilePropertiesUpgradesItem {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// A machine. Contains details about the underlying virtual machine. A machine may be visible here but not in kubectl get nodes; if so it may be because the machine has not been registered with the Kubernetes API Server yet.
@@ -202,8 +166,7 @@ pub struct Machine {
     ///
     /// Read-only.
     pub zones: Option<Vec<String>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -216,14 +179,6 @@ armgen_runtime::json_object! {
         "properties" => properties,
         "zones" => zones,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for Machine {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The machine IP address details.
@@ -239,19 +194,11 @@ pub struct MachineIpAddress {
     ///
     /// Read-only.
     pub ip: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { MachineIpAddress { "family" => family, "ip" => ip } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for MachineIpAddress {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.family.unknown_fields(&format!("{path}/family"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// network properties of the machine
 ///
@@ -262,19 +209,11 @@ pub struct MachineNetworkProperties {
     ///
     /// Read-only.
     pub ip_addresses: Option<Vec<MachineIpAddress>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { MachineNetworkProperties { "ipAddresses" => ip_addresses } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for MachineNetworkProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.ip_addresses.unknown_fields(&format!("{path}/ipAddresses"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// The properties of the machine
 ///
@@ -289,20 +228,12 @@ pub struct MachineProperties {
     ///
     /// Read-only. Format: `arm-id`.
     pub resource_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     MachineProperties { "network" => network, "resourceId" => resource_id } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for MachineProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.network.unknown_fields(&format!("{path}/network"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Properties for the container service agent pool profile.
@@ -456,8 +387,7 @@ pub struct ManagedClusterAgentPoolProfileProperties {
     pub status: Option<AgentPoolStatus>,
     /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
     pub local_dns_profile: Option<LocalDnsProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -518,41 +448,4 @@ armgen_runtime::json_object! {
         "status" => status,
         "localDNSProfile" => local_dns_profile,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfileProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.os_disk_type.unknown_fields(&format!("{path}/osDiskType"), out);
-        self.kubelet_disk_type.unknown_fields(&format!("{path}/kubeletDiskType"), out);
-        self.workload_runtime.unknown_fields(&format!("{path}/workloadRuntime"), out);
-        self.pod_ip_allocation_mode
-            .unknown_fields(&format!("{path}/podIPAllocationMode"), out);
-        self.os_type.unknown_fields(&format!("{path}/osType"), out);
-        self.os_sku.unknown_fields(&format!("{path}/osSKU"), out);
-        self.scale_down_mode.unknown_fields(&format!("{path}/scaleDownMode"), out);
-        self.r#type.unknown_fields(&format!("{path}/type"), out);
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        self.upgrade_settings.unknown_fields(&format!("{path}/upgradeSettings"), out);
-        self.power_state.unknown_fields(&format!("{path}/powerState"), out);
-        self.scale_set_priority.unknown_fields(&format!("{path}/scaleSetPriority"), out);
-        self.scale_set_eviction_policy
-            .unknown_fields(&format!("{path}/scaleSetEvictionPolicy"), out);
-        self.kubelet_config.unknown_fields(&format!("{path}/kubeletConfig"), out);
-        self.linux_os_config.unknown_fields(&format!("{path}/linuxOSConfig"), out);
-        self.gpu_instance_profile
-            .unknown_fields(&format!("{path}/gpuInstanceProfile"), out);
-        self.creation_data.unknown_fields(&format!("{path}/creationData"), out);
-        self.network_profile.unknown_fields(&format!("{path}/networkProfile"), out);
-        self.windows_profile.unknown_fields(&format!("{path}/windowsProfile"), out);
-        self.security_profile.unknown_fields(&format!("{path}/securityProfile"), out);
-        self.gpu_profile.unknown_fields(&format!("{path}/gpuProfile"), out);
-        self.gateway_profile.unknown_fields(&format!("{path}/gatewayProfile"), out);
-        self.virtual_machines_profile
-            .unknown_fields(&format!("{path}/virtualMachinesProfile"), out);
-        self.virtual_machine_nodes_status
-            .unknown_fields(&format!("{path}/virtualMachineNodesStatus"), out);
-        self.status.unknown_fields(&format!("{path}/status"), out);
-        self.local_dns_profile.unknown_fields(&format!("{path}/localDNSProfile"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

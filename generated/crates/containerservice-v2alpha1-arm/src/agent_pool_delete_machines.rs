@@ -28,8 +28,7 @@ pub struct AgentPoolDeleteMachines {
     ///
     /// Read-only.
     pub error: Option<ErrorDetail>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -42,14 +41,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for AgentPoolDeleteMachines {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.parameters.unknown_fields(&format!("{path}/parameters"), out);
-        self.error.unknown_fields(&format!("{path}/error"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Specifies a list of machine names from the agent pool to be deleted.
 ///
 /// Schema `AgentPoolDeleteMachinesParameter`.
@@ -57,17 +48,10 @@ impl armgen_runtime::UnknownFields for AgentPoolDeleteMachines {
 pub struct AgentPoolDeleteMachinesParameter {
     /// The agent pool machine names.
     pub machine_names: Vec<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AgentPoolDeleteMachinesParameter { "machineNames" => machine_names (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolDeleteMachinesParameter {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

@@ -34,21 +34,12 @@ pub struct AdvancedNetworking {
     pub observability: Option<AdvancedNetworkingObservability>,
     /// Security profile to enable security features on cilium based cluster.
     pub security: Option<AdvancedNetworkingSecurity>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AdvancedNetworking { "enabled" => enabled, "observability" => observability, "security" => security } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AdvancedNetworking {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.observability.unknown_fields(&format!("{path}/observability"), out);
-        self.security.unknown_fields(&format!("{path}/security"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
@@ -58,18 +49,11 @@ impl armgen_runtime::UnknownFields for AdvancedNetworking {
 pub struct AdvancedNetworkingObservability {
     /// Indicates the enablement of Advanced Networking observability functionalities on clusters.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { AdvancedNetworkingObservability { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Security profile to enable security features on cilium based cluster.
 ///
@@ -80,21 +64,12 @@ pub struct AdvancedNetworkingSecurity {
     pub enabled: Option<bool>,
     /// Enable advanced network policies. This allows users to configure Layer 7 network policies (FQDN, HTTP, Kafka). Policies themselves must be configured via the Cilium Network Policy resources, see <https://docs.cilium.io/en/latest/security/policy/index.html>. This can be enabled only on cilium-based clusters. If not specified, the default value is FQDN if security.enabled is set to true.
     pub advanced_network_policies: Option<AdvancedNetworkPolicies>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AdvancedNetworkingSecurity { "enabled" => enabled, "advancedNetworkPolicies" => advanced_network_policies } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.advanced_network_policies
-            .unknown_fields(&format!("{path}/advancedNetworkPolicies"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The list of available versions for an agent pool.
@@ -116,20 +91,12 @@ pub struct AgentPoolAvailableVersions {
     pub r#type: Option<String>,
     /// Properties of agent pool available versions.
     pub properties: AgentPoolAvailableVersionsProperties,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AgentPoolAvailableVersions { "id" => id, "name" => name, "type" => r#type, "properties" => properties (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolAvailableVersions {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The list of available agent pool versions.
@@ -139,21 +106,12 @@ impl armgen_runtime::UnknownFields for AgentPoolAvailableVersions {
 pub struct AgentPoolAvailableVersionsProperties {
     /// List of versions available for agent pool.
     pub agent_pool_versions: Option<Vec<AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AgentPoolAvailableVersionsProperties { "agentPoolVersions" => agent_pool_versions } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.agent_pool_versions
-            .unknown_fields(&format!("{path}/agentPoolVersions"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Available version information for an agent pool.
@@ -167,8 +125,7 @@ pub struct AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
     pub kubernetes_version: Option<String>,
     /// Whether Kubernetes version is currently in preview.
     pub is_preview: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -178,12 +135,6 @@ armgen_runtime::json_object! {
         "kubernetesVersion" => kubernetes_version,
         "isPreview" => is_preview,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -216,8 +167,7 @@ pub struct AzureKeyVaultKms {
     ///
     /// Format: `arm-id`.
     pub key_vault_resource_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -228,14 +178,6 @@ armgen_runtime::json_object! {
         "keyVaultNetworkAccess" => key_vault_network_access,
         "keyVaultResourceId" => key_vault_resource_id,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.key_vault_network_access
-            .unknown_fields(&format!("{path}/keyVaultNetworkAccess"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -258,19 +200,11 @@ armgen_runtime::open_enum! {
 pub struct ClusterUpgradeSettings {
     /// Settings for overrides.
     pub override_settings: Option<UpgradeOverrideSettings>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ClusterUpgradeSettings { "overrideSettings" => override_settings } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ClusterUpgradeSettings {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.override_settings.unknown_fields(&format!("{path}/overrideSettings"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Profile for Linux VMs in the container service cluster.
 ///
@@ -281,20 +215,12 @@ pub struct ContainerServiceLinuxProfile {
     pub admin_username: String,
     /// The SSH configuration for Linux-based VMs running on Azure.
     pub ssh: ContainerServiceSshConfiguration,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ContainerServiceLinuxProfile { "adminUsername" => admin_username (required), "ssh" => ssh (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ContainerServiceLinuxProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.ssh.unknown_fields(&format!("{path}/ssh"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile of network configuration.
@@ -344,8 +270,7 @@ pub struct ContainerServiceNetworkProfile {
     pub service_cidrs: Option<Vec<String>>,
     /// The IP families used to specify IP versions available to the cluster. IP families are used to determine single-stack or dual-stack clusters. For single-stack, the expected value is IPv4. For dual-stack, the expected values are IPv4 and IPv6.
     pub ip_families: Option<Vec<IpFamily>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -371,29 +296,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.network_plugin.unknown_fields(&format!("{path}/networkPlugin"), out);
-        self.network_plugin_mode
-            .unknown_fields(&format!("{path}/networkPluginMode"), out);
-        self.network_policy.unknown_fields(&format!("{path}/networkPolicy"), out);
-        self.network_mode.unknown_fields(&format!("{path}/networkMode"), out);
-        self.network_dataplane.unknown_fields(&format!("{path}/networkDataplane"), out);
-        self.advanced_networking
-            .unknown_fields(&format!("{path}/advancedNetworking"), out);
-        self.outbound_type.unknown_fields(&format!("{path}/outboundType"), out);
-        self.load_balancer_sku.unknown_fields(&format!("{path}/loadBalancerSku"), out);
-        self.load_balancer_profile
-            .unknown_fields(&format!("{path}/loadBalancerProfile"), out);
-        self.nat_gateway_profile
-            .unknown_fields(&format!("{path}/natGatewayProfile"), out);
-        self.static_egress_gateway_profile
-            .unknown_fields(&format!("{path}/staticEgressGatewayProfile"), out);
-        self.ip_families.unknown_fields(&format!("{path}/ipFamilies"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// SSH configuration for Linux-based VMs running on Azure.
 ///
 /// Schema `ContainerServiceSshConfiguration`.
@@ -401,20 +303,12 @@ impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
 pub struct ContainerServiceSshConfiguration {
     /// The list of SSH public keys used to authenticate with Linux-based VMs. A maximum of 1 key may be specified.
     pub public_keys: Vec<ContainerServiceSshPublicKey>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ContainerServiceSshConfiguration { "publicKeys" => public_keys (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.public_keys.unknown_fields(&format!("{path}/publicKeys"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Contains information about SSH certificate public key data.
@@ -424,18 +318,11 @@ impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
 pub struct ContainerServiceSshPublicKey {
     /// Certificate public key used to authenticate with VMs through SSH. The certificate must be in PEM format with or without headers.
     pub key_data: String,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ContainerServiceSshPublicKey { "keyData" => key_data (required) } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ContainerServiceSshPublicKey {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Delegated resource properties - internal use only.
 ///
@@ -452,8 +339,7 @@ pub struct DelegatedResource {
     pub referral_resource: Option<String>,
     /// The source resource location - internal use only.
     pub location: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -464,12 +350,6 @@ armgen_runtime::json_object! {
         "referralResource" => referral_resource,
         "location" => location,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for DelegatedResource {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -498,19 +378,11 @@ pub struct ExtendedLocation {
     pub name: Option<String>,
     /// The type of the extended location.
     pub r#type: Option<ExtendedLocationTypes>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ExtendedLocation {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.r#type.unknown_fields(&format!("{path}/type"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The type of extendedLocation.
@@ -530,19 +402,11 @@ armgen_runtime::open_enum! {
 pub struct IstioCertificateAuthority {
     /// Plugin certificates information for Service Mesh.
     pub plugin: Option<IstioPluginCertificateAuthority>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { IstioCertificateAuthority { "plugin" => plugin } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.plugin.unknown_fields(&format!("{path}/plugin"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Istio components configuration.
 ///
@@ -553,21 +417,12 @@ pub struct IstioComponents {
     pub ingress_gateways: Option<Vec<IstioIngressGateway>>,
     /// Istio egress gateways.
     pub egress_gateways: Option<Vec<IstioEgressGateway>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     IstioComponents { "ingressGateways" => ingress_gateways, "egressGateways" => egress_gateways } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for IstioComponents {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.ingress_gateways.unknown_fields(&format!("{path}/ingressGateways"), out);
-        self.egress_gateways.unknown_fields(&format!("{path}/egressGateways"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Istio egress gateway configuration.
@@ -583,8 +438,7 @@ pub struct IstioEgressGateway {
     pub namespace: Option<String>,
     /// Name of the gateway configuration custom resource for the Istio add-on egress gateway. Must be specified when enabling the Istio egress gateway. Must be deployed in the same namespace that the Istio egress gateway will be deployed in.
     pub gateway_configuration_name: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -597,12 +451,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for IstioEgressGateway {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
 ///
 /// Schema `IstioIngressGateway`.
@@ -612,20 +460,12 @@ pub struct IstioIngressGateway {
     pub mode: IstioIngressGatewayMode,
     /// Whether to enable the ingress gateway.
     pub enabled: bool,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     no_default IstioIngressGateway { "mode" => mode (required), "enabled" => enabled (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for IstioIngressGateway {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -658,8 +498,7 @@ pub struct IstioPluginCertificateAuthority {
     pub root_cert_object_name: Option<String>,
     /// Certificate chain object name in Azure Key Vault.
     pub cert_chain_object_name: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -673,12 +512,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Istio service mesh configuration.
 ///
 /// Schema `IstioServiceMesh`.
@@ -690,8 +523,7 @@ pub struct IstioServiceMesh {
     pub certificate_authority: Option<IstioCertificateAuthority>,
     /// The list of revisions of the Istio control plane. When an upgrade is not in progress, this holds one value. When canary upgrade is in progress, this can only hold two consecutive values. For more information, see: <https://learn.microsoft.com/en-us/azure/aks/istio-upgrade>
     pub revisions: Option<Vec<String>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -701,15 +533,6 @@ armgen_runtime::json_object! {
         "certificateAuthority" => certificate_authority,
         "revisions" => revisions,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for IstioServiceMesh {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.components.unknown_fields(&format!("{path}/components"), out);
-        self.certificate_authority
-            .unknown_fields(&format!("{path}/certificateAuthority"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -813,8 +636,7 @@ pub struct ManagedCluster {
     ///
     /// Read-only.
     pub upgrade_profile: Option<ManagedClusterUpgradeProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -835,20 +657,6 @@ armgen_runtime::json_object! {
         "availableAgentPoolVersions" => available_agent_pool_versions,
         "upgradeProfile" => upgrade_profile,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedCluster {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        self.sku.unknown_fields(&format!("{path}/sku"), out);
-        self.extended_location.unknown_fields(&format!("{path}/extendedLocation"), out);
-        self.identity.unknown_fields(&format!("{path}/identity"), out);
-        self.available_agent_pool_versions
-            .unknown_fields(&format!("{path}/availableAgentPoolVersions"), out);
-        self.upgrade_profile.unknown_fields(&format!("{path}/upgradeProfile"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// AADProfile specifies attributes for Azure Active Directory integration. For more details see [managed AAD on AKS](<https://docs.microsoft.com/azure/aks/managed-aad>).
@@ -872,8 +680,7 @@ pub struct ManagedClusterAadProfile {
     pub server_app_secret: Option<String>,
     /// The AAD tenant ID to use for authentication. If not specified, will use the tenant of the deployment subscription.
     pub tenant_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -889,12 +696,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterAadProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// A Kubernetes add-on profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAddonProfile`.
@@ -908,20 +709,12 @@ pub struct ManagedClusterAddonProfile {
     ///
     /// Read-only.
     pub identity: Option<ManagedClusterAddonProfileIdentity>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterAddonProfile { "enabled" => enabled (required), "config" => config, "identity" => identity } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAddonProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.identity.unknown_fields(&format!("{path}/identity"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Information of user assigned identity used by this add-on.
@@ -937,19 +730,12 @@ pub struct ManagedClusterAddonProfileIdentity {
     pub client_id: Option<String>,
     /// The object ID of the user assigned identity.
     pub object_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterAddonProfileIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAddonProfileIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile for the container service agent pool.
@@ -1105,8 +891,7 @@ pub struct ManagedClusterAgentPoolProfile {
     pub local_dns_profile: Option<LocalDnsProfile>,
     /// Unique name of the agent pool profile in the context of the subscription and resource group. Windows agent pool names must be 6 characters or less.
     pub name: String,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1170,43 +955,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.os_disk_type.unknown_fields(&format!("{path}/osDiskType"), out);
-        self.kubelet_disk_type.unknown_fields(&format!("{path}/kubeletDiskType"), out);
-        self.workload_runtime.unknown_fields(&format!("{path}/workloadRuntime"), out);
-        self.pod_ip_allocation_mode
-            .unknown_fields(&format!("{path}/podIPAllocationMode"), out);
-        self.os_type.unknown_fields(&format!("{path}/osType"), out);
-        self.os_sku.unknown_fields(&format!("{path}/osSKU"), out);
-        self.scale_down_mode.unknown_fields(&format!("{path}/scaleDownMode"), out);
-        self.r#type.unknown_fields(&format!("{path}/type"), out);
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        self.upgrade_settings.unknown_fields(&format!("{path}/upgradeSettings"), out);
-        self.power_state.unknown_fields(&format!("{path}/powerState"), out);
-        self.scale_set_priority.unknown_fields(&format!("{path}/scaleSetPriority"), out);
-        self.scale_set_eviction_policy
-            .unknown_fields(&format!("{path}/scaleSetEvictionPolicy"), out);
-        self.kubelet_config.unknown_fields(&format!("{path}/kubeletConfig"), out);
-        self.linux_os_config.unknown_fields(&format!("{path}/linuxOSConfig"), out);
-        self.gpu_instance_profile
-            .unknown_fields(&format!("{path}/gpuInstanceProfile"), out);
-        self.creation_data.unknown_fields(&format!("{path}/creationData"), out);
-        self.network_profile.unknown_fields(&format!("{path}/networkProfile"), out);
-        self.windows_profile.unknown_fields(&format!("{path}/windowsProfile"), out);
-        self.security_profile.unknown_fields(&format!("{path}/securityProfile"), out);
-        self.gpu_profile.unknown_fields(&format!("{path}/gpuProfile"), out);
-        self.gateway_profile.unknown_fields(&format!("{path}/gatewayProfile"), out);
-        self.virtual_machines_profile
-            .unknown_fields(&format!("{path}/virtualMachinesProfile"), out);
-        self.virtual_machine_nodes_status
-            .unknown_fields(&format!("{path}/virtualMachineNodesStatus"), out);
-        self.status.unknown_fields(&format!("{path}/status"), out);
-        self.local_dns_profile.unknown_fields(&format!("{path}/localDNSProfile"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// When enabling the operator, a set of AKS managed CRDs and controllers will be installed in the cluster. The operator automates the deployment of OSS models for inference and/or training purposes. It provides a set of preset models and enables distributed inference against them.
 ///
 /// Schema `ManagedClusterAIToolchainOperatorProfile`.
@@ -1214,18 +962,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
 pub struct ManagedClusterAiToolchainOperatorProfile {
     /// Whether to enable AI toolchain operator to the cluster. Indicates if AI toolchain operator  enabled or not.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterAiToolchainOperatorProfile { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterAiToolchainOperatorProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Access profile for managed cluster API server.
 ///
@@ -1248,8 +989,7 @@ pub struct ManagedClusterApiServerAccessProfile {
     ///
     /// Format: `arm-id`.
     pub subnet_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1265,12 +1005,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Auto upgrade profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAutoUpgradeProfile`.
@@ -1280,8 +1014,7 @@ pub struct ManagedClusterAutoUpgradeProfile {
     pub upgrade_channel: Option<UpgradeChannel>,
     /// Node OS Upgrade Channel. Manner in which the OS on your nodes is updated. The default is NodeImage.
     pub node_os_upgrade_channel: Option<NodeOsUpgradeChannel>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1292,15 +1025,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.upgrade_channel.unknown_fields(&format!("{path}/upgradeChannel"), out);
-        self.node_os_upgrade_channel
-            .unknown_fields(&format!("{path}/nodeOSUpgradeChannel"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Azure Monitor addon profiles for monitoring the managed cluster.
 ///
 /// Schema `ManagedClusterAzureMonitorProfile`.
@@ -1308,19 +1032,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
 pub struct ManagedClusterAzureMonitorProfile {
     /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
     pub metrics: Option<ManagedClusterAzureMonitorProfileMetrics>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterAzureMonitorProfile { "metrics" => metrics } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.metrics.unknown_fields(&format!("{path}/metrics"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
 ///
@@ -1331,8 +1047,7 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     pub metric_labels_allowlist: Option<String>,
     /// Comma-separated list of Kubernetes annotation keys that will be used in the resource's labels metric (Example: 'namespaces=\[kubernetes.io/team,...\],pods=\[kubernetes.io/team\],...'). By default the metric contains only resource name and namespace labels.
     pub metric_annotations_allow_list: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1341,12 +1056,6 @@ armgen_runtime::json_object! {
         "metricLabelsAllowlist" => metric_labels_allowlist,
         "metricAnnotationsAllowList" => metric_annotations_allow_list,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileKubeStateMetrics {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
@@ -1358,8 +1067,7 @@ pub struct ManagedClusterAzureMonitorProfileMetrics {
     pub enabled: bool,
     /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
     pub kube_state_metrics: Option<ManagedClusterAzureMonitorProfileKubeStateMetrics>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1368,13 +1076,6 @@ armgen_runtime::json_object! {
         "enabled" => enabled (required),
         "kubeStateMetrics" => kube_state_metrics,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.kube_state_metrics.unknown_fields(&format!("{path}/kubeStateMetrics"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The bootstrap profile.
@@ -1390,8 +1091,7 @@ pub struct ManagedClusterBootstrapProfile {
     ///
     /// Format: `arm-id`.
     pub container_registry_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1402,13 +1102,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterBootstrapProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.artifact_source.unknown_fields(&format!("{path}/artifactSource"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// The cost analysis configuration for the cluster
 ///
 /// Schema `ManagedClusterCostAnalysis`.
@@ -1416,18 +1109,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterBootstrapProfile {
 pub struct ManagedClusterCostAnalysis {
     /// Whether to enable cost analysis. The Managed Cluster sku.tier must be set to 'Standard' or 'Premium' to enable this feature. Enabling this will add Kubernetes Namespace and Deployment details to the Cost Analysis views in the Azure portal. If not specified, the default is false. For more information see aka.ms/aks/docs/cost-analysis.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterCostAnalysis { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterCostAnalysis {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Cluster HTTP proxy configuration.
 ///
@@ -1444,8 +1130,7 @@ pub struct ManagedClusterHttpProxyConfig {
     pub trusted_ca: Option<String>,
     /// Whether to enable HTTP Proxy. If not specified, the default is true.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1457,12 +1142,6 @@ armgen_runtime::json_object! {
         "trustedCa" => trusted_ca,
         "enabled" => enabled,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterHttpProxyConfig {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Identity for the managed cluster.
@@ -1484,8 +1163,7 @@ pub struct ManagedClusterIdentity {
     pub delegated_resources: Option<BTreeMap<String, DelegatedResource>>,
     /// The user identity associated with the managed cluster. This identity will be used in control plane. Only one user assigned identity is allowed. The keys must be ARM resource IDs in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
     pub user_assigned_identities: Option<BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1499,17 +1177,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.r#type.unknown_fields(&format!("{path}/type"), out);
-        self.delegated_resources
-            .unknown_fields(&format!("{path}/delegatedResources"), out);
-        self.user_assigned_identities
-            .unknown_fields(&format!("{path}/userAssignedIdentities"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Ingress profile for the container service cluster.
 ///
 /// Schema `ManagedClusterIngressProfile`.
@@ -1517,19 +1184,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
 pub struct ManagedClusterIngressProfile {
     /// App Routing settings for the ingress profile. You can find an overview and onboarding guide for this feature at <https://learn.microsoft.com/en-us/azure/aks/app-routing?tabs=default%2Cdeploy-app-default>.
     pub web_app_routing: Option<ManagedClusterIngressProfileWebAppRouting>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterIngressProfile { "webAppRouting" => web_app_routing } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.web_app_routing.unknown_fields(&format!("{path}/webAppRouting"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Nginx ingress controller configuration for the managed cluster ingress profile.
 ///
@@ -1538,21 +1197,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
 pub struct ManagedClusterIngressProfileNginx {
     /// Ingress type for the default NginxIngressController custom resource
     pub default_ingress_controller_type: Option<NginxIngressControllerType>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterIngressProfileNginx { "defaultIngressControllerType" => default_ingress_controller_type } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileNginx {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.default_ingress_controller_type
-            .unknown_fields(&format!("{path}/defaultIngressControllerType"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Application Routing add-on settings for the ingress profile.
@@ -1570,8 +1220,7 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     ///
     /// Read-only.
     pub identity: Option<UserAssignedIdentity>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1582,14 +1231,6 @@ armgen_runtime::json_object! {
         "nginx" => nginx,
         "identity" => identity,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.nginx.unknown_fields(&format!("{path}/nginx"), out);
-        self.identity.unknown_fields(&format!("{path}/identity"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile of the managed cluster load balancer.
@@ -1621,8 +1262,7 @@ pub struct ManagedClusterLoadBalancerProfile {
     ///
     /// Default: `"NodeIPConfiguration"`.
     pub backend_pool_type: Option<BackendPoolType>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1639,20 +1279,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.managed_outbound_i_ps
-            .unknown_fields(&format!("{path}/managedOutboundIPs"), out);
-        self.outbound_ip_prefixes
-            .unknown_fields(&format!("{path}/outboundIPPrefixes"), out);
-        self.outbound_i_ps.unknown_fields(&format!("{path}/outboundIPs"), out);
-        self.effective_outbound_i_ps
-            .unknown_fields(&format!("{path}/effectiveOutboundIPs"), out);
-        self.backend_pool_type.unknown_fields(&format!("{path}/backendPoolType"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Desired managed outbound IPs for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileManagedOutboundIPs`.
@@ -1666,19 +1292,12 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     ///
     /// Format: `int32`. Default: `0`.
     pub count_i_pv6: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterLoadBalancerProfileManagedOutboundIPs { "count" => count, "countIPv6" => count_i_pv6 } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Desired outbound IP resources for the cluster load balancer.
@@ -1688,20 +1307,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedO
 pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// A list of public IP resources.
     pub public_i_ps: Option<Vec<ResourceReference>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterLoadBalancerProfileOutboundIPs { "publicIPs" => public_i_ps } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIPs {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.public_i_ps.unknown_fields(&format!("{path}/publicIPs"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Desired outbound IP Prefix resources for the cluster load balancer.
@@ -1711,20 +1322,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutbound
 pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
     pub public_ip_prefixes: Option<Vec<ResourceReference>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterLoadBalancerProfileOutboundIpPrefixes { "publicIPPrefixes" => public_ip_prefixes } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.public_ip_prefixes.unknown_fields(&format!("{path}/publicIPPrefixes"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile of the managed outbound IP resources of the managed cluster.
@@ -1736,18 +1339,11 @@ pub struct ManagedClusterManagedOutboundIpProfile {
     ///
     /// Format: `int32`. Default: `1`.
     pub count: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterManagedOutboundIpProfile { "count" => count } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// The metrics profile for the ManagedCluster.
 ///
@@ -1756,19 +1352,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
 pub struct ManagedClusterMetricsProfile {
     /// The configuration for detailed per-Kubernetes resource cost analysis.
     pub cost_analysis: Option<ManagedClusterCostAnalysis>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterMetricsProfile { "costAnalysis" => cost_analysis } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.cost_analysis.unknown_fields(&format!("{path}/costAnalysis"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Profile of the managed cluster NAT gateway.
 ///
@@ -1785,8 +1373,7 @@ pub struct ManagedClusterNatGatewayProfile {
     ///
     /// Format: `int32`. Default: `4`.
     pub idle_timeout_in_minutes: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1796,16 +1383,6 @@ armgen_runtime::json_object! {
         "effectiveOutboundIPs" => effective_outbound_i_ps,
         "idleTimeoutInMinutes" => idle_timeout_in_minutes,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.managed_outbound_ip_profile
-            .unknown_fields(&format!("{path}/managedOutboundIPProfile"), out);
-        self.effective_outbound_i_ps
-            .unknown_fields(&format!("{path}/effectiveOutboundIPs"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Node provisioning profile for the managed cluster.
@@ -1819,21 +1396,12 @@ pub struct ManagedClusterNodeProvisioningProfile {
     ///
     /// Default: `"Auto"`.
     pub default_node_pools: Option<NodeProvisioningDefaultNodePools>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterNodeProvisioningProfile { "mode" => mode, "defaultNodePools" => default_node_pools } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterNodeProvisioningProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        self.default_node_pools.unknown_fields(&format!("{path}/defaultNodePools"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Node resource group lockdown profile for a managed cluster.
@@ -1843,20 +1411,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterNodeProvisioningProfile {
 pub struct ManagedClusterNodeResourceGroupProfile {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
     pub restriction_level: Option<RestrictionLevel>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterNodeResourceGroupProfile { "restrictionLevel" => restriction_level } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterNodeResourceGroupProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.restriction_level.unknown_fields(&format!("{path}/restrictionLevel"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The OIDC issuer profile of the Managed Cluster.
@@ -1870,19 +1430,12 @@ pub struct ManagedClusterOidcIssuerProfile {
     pub issuer_url: Option<String>,
     /// Whether the OIDC issuer is enabled.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterOidcIssuerProfile { "issuerURL" => issuer_url, "enabled" => enabled } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterOidcIssuerProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Details about the pod identity assigned to the Managed Cluster.
@@ -1906,8 +1459,7 @@ pub struct ManagedClusterPodIdentity {
     ///
     /// Read-only.
     pub provisioning_info: Option<ManagedClusterPodIdentityProvisioningInfo>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1922,16 +1474,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.identity.unknown_fields(&format!("{path}/identity"), out);
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        self.provisioning_info.unknown_fields(&format!("{path}/provisioningInfo"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// A pod identity exception, which allows pods with certain labels to access the Azure Instance Metadata Service (IMDS) endpoint without being intercepted by the node-managed identity (NMI) server. See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
 ///
 /// Schema `ManagedClusterPodIdentityException`.
@@ -1943,8 +1485,7 @@ pub struct ManagedClusterPodIdentityException {
     pub namespace: String,
     /// The pod labels to match.
     pub pod_labels: BTreeMap<String, String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1954,12 +1495,6 @@ armgen_runtime::json_object! {
         "namespace" => namespace (required),
         "podLabels" => pod_labels (required),
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
@@ -1975,8 +1510,7 @@ pub struct ManagedClusterPodIdentityProfile {
     pub user_assigned_identities: Option<Vec<ManagedClusterPodIdentity>>,
     /// The pod identity exceptions to allow.
     pub user_assigned_identity_exceptions: Option<Vec<ManagedClusterPodIdentityException>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1989,16 +1523,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.user_assigned_identities
-            .unknown_fields(&format!("{path}/userAssignedIdentities"), out);
-        self.user_assigned_identity_exceptions
-            .unknown_fields(&format!("{path}/userAssignedIdentityExceptions"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningError`.
@@ -2006,19 +1530,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
 pub struct ManagedClusterPodIdentityProvisioningError {
     /// Details about the error.
     pub error: Option<ManagedClusterPodIdentityProvisioningErrorBody>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningError { "error" => error } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningError {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.error.unknown_fields(&format!("{path}/error"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// An error response from the pod identity provisioning.
 ///
@@ -2033,8 +1549,7 @@ pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     pub target: Option<String>,
     /// A list of additional details about the error.
     pub details: Option<Vec<ManagedClusterPodIdentityProvisioningErrorBody>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2047,13 +1562,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErrorBody {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.details.unknown_fields(&format!("{path}/details"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Pod identity provisioning information.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningInfo`.
@@ -2061,19 +1569,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErro
 pub struct ManagedClusterPodIdentityProvisioningInfo {
     /// Pod identity assignment error (if any).
     pub error: Option<ManagedClusterPodIdentityProvisioningError>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningInfo { "error" => error } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningInfo {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.error.unknown_fields(&format!("{path}/error"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The current provisioning state of the pod identity.
@@ -2111,8 +1611,7 @@ pub struct ManagedClusterPoolUpgradeProfile {
     pub os_type: OsType,
     /// List of orchestrator types and versions available for upgrade.
     pub upgrades: Option<Vec<ManagedClusterPoolUpgradeProfileUpgradesItem>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2125,14 +1624,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.os_type.unknown_fields(&format!("{path}/osType"), out);
-        self.upgrades.unknown_fields(&format!("{path}/upgrades"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Available upgrades for an AgentPool.
 ///
 /// Schema `ManagedClusterPoolUpgradeProfileUpgradesItem`.
@@ -2142,8 +1633,7 @@ pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
     pub kubernetes_version: Option<String>,
     /// Whether the Kubernetes version is currently in preview.
     pub is_preview: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2152,12 +1642,6 @@ armgen_runtime::json_object! {
         "kubernetesVersion" => kubernetes_version,
         "isPreview" => is_preview,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfileUpgradesItem {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Properties of the managed cluster.
@@ -2275,8 +1759,7 @@ pub struct ManagedClusterProperties {
     pub ai_toolchain_operator_profile: Option<ManagedClusterAiToolchainOperatorProfile>,
     /// Contains read-only information about the Managed Cluster.
     pub status: Option<ManagedClusterStatus>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2330,58 +1813,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.power_state.unknown_fields(&format!("{path}/powerState"), out);
-        self.agent_pool_profiles
-            .unknown_fields(&format!("{path}/agentPoolProfiles"), out);
-        self.linux_profile.unknown_fields(&format!("{path}/linuxProfile"), out);
-        self.windows_profile.unknown_fields(&format!("{path}/windowsProfile"), out);
-        self.service_principal_profile
-            .unknown_fields(&format!("{path}/servicePrincipalProfile"), out);
-        self.addon_profiles.unknown_fields(&format!("{path}/addonProfiles"), out);
-        self.pod_identity_profile
-            .unknown_fields(&format!("{path}/podIdentityProfile"), out);
-        self.oidc_issuer_profile
-            .unknown_fields(&format!("{path}/oidcIssuerProfile"), out);
-        self.node_resource_group_profile
-            .unknown_fields(&format!("{path}/nodeResourceGroupProfile"), out);
-        self.support_plan.unknown_fields(&format!("{path}/supportPlan"), out);
-        self.network_profile.unknown_fields(&format!("{path}/networkProfile"), out);
-        self.aad_profile.unknown_fields(&format!("{path}/aadProfile"), out);
-        self.auto_upgrade_profile
-            .unknown_fields(&format!("{path}/autoUpgradeProfile"), out);
-        self.upgrade_settings.unknown_fields(&format!("{path}/upgradeSettings"), out);
-        self.auto_scaler_profile
-            .unknown_fields(&format!("{path}/autoScalerProfile"), out);
-        self.api_server_access_profile
-            .unknown_fields(&format!("{path}/apiServerAccessProfile"), out);
-        self.identity_profile.unknown_fields(&format!("{path}/identityProfile"), out);
-        self.private_link_resources
-            .unknown_fields(&format!("{path}/privateLinkResources"), out);
-        self.http_proxy_config.unknown_fields(&format!("{path}/httpProxyConfig"), out);
-        self.security_profile.unknown_fields(&format!("{path}/securityProfile"), out);
-        self.storage_profile.unknown_fields(&format!("{path}/storageProfile"), out);
-        self.ingress_profile.unknown_fields(&format!("{path}/ingressProfile"), out);
-        self.public_network_access
-            .unknown_fields(&format!("{path}/publicNetworkAccess"), out);
-        self.workload_auto_scaler_profile
-            .unknown_fields(&format!("{path}/workloadAutoScalerProfile"), out);
-        self.azure_monitor_profile
-            .unknown_fields(&format!("{path}/azureMonitorProfile"), out);
-        self.service_mesh_profile
-            .unknown_fields(&format!("{path}/serviceMeshProfile"), out);
-        self.metrics_profile.unknown_fields(&format!("{path}/metricsProfile"), out);
-        self.node_provisioning_profile
-            .unknown_fields(&format!("{path}/nodeProvisioningProfile"), out);
-        self.bootstrap_profile.unknown_fields(&format!("{path}/bootstrapProfile"), out);
-        self.ai_toolchain_operator_profile
-            .unknown_fields(&format!("{path}/aiToolchainOperatorProfile"), out);
-        self.status.unknown_fields(&format!("{path}/status"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Parameters to be applied to the cluster-autoscaler when enabled
 ///
 /// Schema `ManagedClusterPropertiesAutoScalerProfile`.
@@ -2427,8 +1858,7 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     pub skip_nodes_with_local_storage: Option<String>,
     /// If cluster autoscaler will skip deleting nodes with pods from kube-system (except for DaemonSet or mirror pods). The default is true.
     pub skip_nodes_with_system_pods: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2457,13 +1887,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterPropertiesAutoScalerProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.expander.unknown_fields(&format!("{path}/expander"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Security profile for the container service cluster.
 ///
 /// Schema `ManagedClusterSecurityProfile`.
@@ -2479,8 +1902,7 @@ pub struct ManagedClusterSecurityProfile {
     pub image_cleaner: Option<ManagedClusterSecurityProfileImageCleaner>,
     /// A list of up to 10 base64 encoded CAs that will be added to the trust store on all nodes in the cluster. For more information see [Custom CA Trust Certificates](<https://learn.microsoft.com/en-us/azure/aks/custom-certificate-authority>).
     pub custom_ca_trust_certificates: Option<Vec<String>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2494,17 +1916,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.defender.unknown_fields(&format!("{path}/defender"), out);
-        self.azure_key_vault_kms
-            .unknown_fields(&format!("{path}/azureKeyVaultKms"), out);
-        self.workload_identity.unknown_fields(&format!("{path}/workloadIdentity"), out);
-        self.image_cleaner.unknown_fields(&format!("{path}/imageCleaner"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Microsoft Defender settings for the security profile.
 ///
 /// Schema `ManagedClusterSecurityProfileDefender`.
@@ -2516,8 +1927,7 @@ pub struct ManagedClusterSecurityProfileDefender {
     pub log_analytics_workspace_resource_id: Option<String>,
     /// Microsoft Defender threat detection for Cloud settings for the security profile.
     pub security_monitoring: Option<ManagedClusterSecurityProfileDefenderSecurityMonitoring>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2528,14 +1938,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.security_monitoring
-            .unknown_fields(&format!("{path}/securityMonitoring"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Microsoft Defender settings for the security profile threat detection.
 ///
 /// Schema `ManagedClusterSecurityProfileDefenderSecurityMonitoring`.
@@ -2543,19 +1945,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
 pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// Whether to enable Defender threat detection
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterSecurityProfileDefenderSecurityMonitoring { "enabled" => enabled } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
@@ -2569,19 +1964,12 @@ pub struct ManagedClusterSecurityProfileImageCleaner {
     ///
     /// Format: `int32`.
     pub interval_hours: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterSecurityProfileImageCleaner { "enabled" => enabled, "intervalHours" => interval_hours } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Workload identity settings for the security profile.
@@ -2591,18 +1979,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner
 pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// Whether to enable workload identity.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterSecurityProfileWorkloadIdentity { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileWorkloadIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
 ///
@@ -2615,19 +1996,12 @@ pub struct ManagedClusterServicePrincipalProfile {
     ///
     /// Secret: never returned by the service. Format: `password`.
     pub secret: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterServicePrincipalProfile { "clientId" => client_id (required), "secret" => secret } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterServicePrincipalProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The SKU of a Managed Cluster.
@@ -2639,20 +2013,11 @@ pub struct ManagedClusterSku {
     pub name: Option<ManagedClusterSkuName>,
     /// The tier of a managed cluster SKU. If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
     pub tier: Option<ManagedClusterSkuTier>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterSku { "name" => name, "tier" => tier } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterSku {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.name.unknown_fields(&format!("{path}/name"), out);
-        self.tier.unknown_fields(&format!("{path}/tier"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The name of a managed cluster SKU.
@@ -2689,18 +2054,11 @@ armgen_runtime::open_enum! {
 pub struct ManagedClusterStaticEgressGatewayProfile {
     /// Enable Static Egress Gateway addon. Indicates if Static Egress Gateway addon is enabled or not.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterStaticEgressGatewayProfile { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterStaticEgressGatewayProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Contains read-only information about the Managed Cluster.
 ///
@@ -2711,20 +2069,11 @@ pub struct ManagedClusterStatus {
     ///
     /// Read-only.
     pub provisioning_error: Option<ErrorDetail>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterStatus { "provisioningError" => provisioning_error } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterStatus {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.provisioning_error
-            .unknown_fields(&format!("{path}/provisioningError"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Storage profile for the container service cluster.
 ///
@@ -2739,8 +2088,7 @@ pub struct ManagedClusterStorageProfile {
     pub snapshot_controller: Option<ManagedClusterStorageProfileSnapshotController>,
     /// AzureBlob CSI Driver settings for the storage profile.
     pub blob_csi_driver: Option<ManagedClusterStorageProfileBlobCsiDriver>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2753,17 +2101,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.disk_csi_driver.unknown_fields(&format!("{path}/diskCSIDriver"), out);
-        self.file_csi_driver.unknown_fields(&format!("{path}/fileCSIDriver"), out);
-        self.snapshot_controller
-            .unknown_fields(&format!("{path}/snapshotController"), out);
-        self.blob_csi_driver.unknown_fields(&format!("{path}/blobCSIDriver"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// AzureBlob CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileBlobCSIDriver`.
@@ -2771,18 +2108,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
 pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// Whether to enable AzureBlob CSI Driver. The default value is false.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterStorageProfileBlobCsiDriver { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// AzureDisk CSI Driver settings for the storage profile.
 ///
@@ -2791,18 +2121,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver
 pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// Whether to enable AzureDisk CSI Driver. The default value is true.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterStorageProfileDiskCsiDriver { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// AzureFile CSI Driver settings for the storage profile.
 ///
@@ -2811,18 +2134,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver
 pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// Whether to enable AzureFile CSI Driver. The default value is true.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterStorageProfileFileCsiDriver { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Snapshot Controller settings for the storage profile.
 ///
@@ -2831,19 +2147,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver
 pub struct ManagedClusterStorageProfileSnapshotController {
     /// Whether to enable Snapshot Controller. The default value is true.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterStorageProfileSnapshotController { "enabled" => enabled } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotController {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The list of available upgrades for compute pools.
@@ -2869,8 +2178,7 @@ pub struct ManagedClusterUpgradeProfile {
     pub system_data: Option<SystemData>,
     /// The properties of the upgrade profile.
     pub properties: ManagedClusterUpgradeProfileProperties,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2884,14 +2192,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Control plane and agent pool upgrade profiles.
 ///
 /// Schema `ManagedClusterUpgradeProfileProperties`.
@@ -2901,8 +2201,7 @@ pub struct ManagedClusterUpgradeProfileProperties {
     pub control_plane_profile: ManagedClusterPoolUpgradeProfile,
     /// The list of available upgrade versions for agent pools.
     pub agent_pool_profiles: Vec<ManagedClusterPoolUpgradeProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2911,16 +2210,6 @@ armgen_runtime::json_object! {
         "controlPlaneProfile" => control_plane_profile (required),
         "agentPoolProfiles" => agent_pool_profiles (required),
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfileProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.control_plane_profile
-            .unknown_fields(&format!("{path}/controlPlaneProfile"), out);
-        self.agent_pool_profiles
-            .unknown_fields(&format!("{path}/agentPoolProfiles"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile for Windows VMs in the managed cluster.
@@ -2940,8 +2229,7 @@ pub struct ManagedClusterWindowsProfile {
     pub enable_csi_proxy: Option<bool>,
     /// The Windows gMSA Profile in the Managed Cluster.
     pub gmsa_profile: Option<WindowsGmsaProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2955,14 +2243,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.license_type.unknown_fields(&format!("{path}/licenseType"), out);
-        self.gmsa_profile.unknown_fields(&format!("{path}/gmsaProfile"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Workload Auto-scaler profile for the managed cluster.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfile`.
@@ -2972,22 +2252,12 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
     /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
     pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterWorkloadAutoScalerProfile { "keda" => keda, "verticalPodAutoscaler" => vertical_pod_autoscaler } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.keda.unknown_fields(&format!("{path}/keda"), out);
-        self.vertical_pod_autoscaler
-            .unknown_fields(&format!("{path}/verticalPodAutoscaler"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
@@ -2997,19 +2267,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
 pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// Whether to enable KEDA.
     pub enabled: bool,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterWorkloadAutoScalerProfileKeda { "enabled" => enabled (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileKeda {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
@@ -3021,19 +2284,12 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     ///
     /// Default: `false`.
     pub enabled: bool,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler { "enabled" => enabled (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// User assigned identity properties.
@@ -3049,19 +2305,12 @@ pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     ///
     /// Read-only.
     pub client_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedServiceIdentityUserAssignedIdentitiesValue { "principalId" => principal_id, "clientId" => client_id } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedServiceIdentityUserAssignedIdentitiesValue {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -3231,8 +2480,7 @@ pub struct PrivateLinkResource {
     ///
     /// Read-only. Format: `arm-id`.
     pub private_link_service_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -3245,12 +2493,6 @@ armgen_runtime::json_object! {
         "requiredMembers" => required_members,
         "privateLinkServiceID" => private_link_service_id,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for PrivateLinkResource {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -3290,18 +2532,11 @@ pub struct ResourceReference {
     ///
     /// Format: `arm-id`.
     pub id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ResourceReference { "id" => id } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ResourceReference {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
@@ -3338,21 +2573,12 @@ pub struct ServiceMeshProfile {
     pub mode: ServiceMeshMode,
     /// Istio service mesh configuration.
     pub istio: Option<IstioServiceMesh>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     no_default ServiceMeshProfile { "mode" => mode (required), "istio" => istio } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ServiceMeshProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        self.istio.unknown_fields(&format!("{path}/istio"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -3385,19 +2611,12 @@ pub struct UpgradeOverrideSettings {
     ///
     /// Format: `date-time`.
     pub until: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     UpgradeOverrideSettings { "forceUpgrade" => force_upgrade, "until" => until } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for UpgradeOverrideSettings {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Details about a user assigned identity.
@@ -3413,19 +2632,12 @@ pub struct UserAssignedIdentity {
     pub client_id: Option<String>,
     /// The object ID of the user assigned identity.
     pub object_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     UserAssignedIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for UserAssignedIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Windows gMSA Profile in the managed cluster.
@@ -3439,17 +2651,10 @@ pub struct WindowsGmsaProfile {
     pub dns_server: Option<String>,
     /// Specifies the root domain name for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
     pub root_domain_name: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     WindowsGmsaProfile { "enabled" => enabled, "dnsServer" => dns_server, "rootDomainName" => root_domain_name } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for WindowsGmsaProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

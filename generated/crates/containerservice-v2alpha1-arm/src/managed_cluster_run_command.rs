@@ -36,8 +36,7 @@ pub struct CommandResultProperties {
     ///
     /// Read-only.
     pub reason: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -50,12 +49,6 @@ armgen_runtime::json_object! {
         "logs" => logs,
         "reason" => reason,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for CommandResultProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Runs the ARM action `runCommand` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ContainerService/managedClusters/{resourceName}/runCommand`) on a `ManagedCluster` once, and records its outcome.
@@ -83,8 +76,7 @@ pub struct ManagedClusterRunCommand {
     ///
     /// Read-only.
     pub error: Option<ErrorDetail>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -96,15 +88,6 @@ armgen_runtime::json_object! {
         "endTime" => end_time,
         "error" => error,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterRunCommand {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.parameters.unknown_fields(&format!("{path}/parameters"), out);
-        self.result.unknown_fields(&format!("{path}/result"), out);
-        self.error.unknown_fields(&format!("{path}/error"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// A run command request
@@ -120,19 +103,12 @@ pub struct RunCommandRequest {
     ///
     /// Secret: never returned by the service.
     pub cluster_token: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     RunCommandRequest { "command" => command (required), "context" => context, "clusterToken" => cluster_token } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for RunCommandRequest {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// run command result.
@@ -146,16 +122,8 @@ pub struct RunCommandResult {
     pub id: Option<String>,
     /// Properties of command result.
     pub properties: Option<CommandResultProperties>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { RunCommandResult { "id" => id, "properties" => properties } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for RunCommandResult {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}

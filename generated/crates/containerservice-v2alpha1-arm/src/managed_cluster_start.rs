@@ -24,18 +24,10 @@ pub struct ManagedClusterStart {
     ///
     /// Read-only.
     pub error: Option<ErrorDetail>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterStart { "startTime" => start_time, "endTime" => end_time, "error" => error } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterStart {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.error.unknown_fields(&format!("{path}/error"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

@@ -69,8 +69,7 @@ pub struct ManagedNamespace {
     ///
     /// Read-only.
     pub e_tag: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -85,14 +84,6 @@ armgen_runtime::json_object! {
         "location" => location,
         "eTag" => e_tag,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedNamespace {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Properties of a namespace managed by ARM
@@ -120,8 +111,7 @@ pub struct NamespaceProperties {
     pub adoption_policy: Option<AdoptionPolicy>,
     /// Delete options of a namespace.
     pub delete_policy: Option<DeletePolicy>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -136,20 +126,6 @@ armgen_runtime::json_object! {
         "adoptionPolicy" => adoption_policy,
         "deletePolicy" => delete_policy,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for NamespaceProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        self.default_resource_quota
-            .unknown_fields(&format!("{path}/defaultResourceQuota"), out);
-        self.default_network_policy
-            .unknown_fields(&format!("{path}/defaultNetworkPolicy"), out);
-        self.adoption_policy.unknown_fields(&format!("{path}/adoptionPolicy"), out);
-        self.delete_policy.unknown_fields(&format!("{path}/deletePolicy"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -186,20 +162,11 @@ pub struct NetworkPolicies {
     ///
     /// Default: `"AllowAll"`.
     pub egress: Option<PolicyRule>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { NetworkPolicies { "ingress" => ingress, "egress" => egress } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for NetworkPolicies {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.ingress.unknown_fields(&format!("{path}/ingress"), out);
-        self.egress.unknown_fields(&format!("{path}/egress"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// Enum representing different network policy rules.
@@ -229,8 +196,7 @@ pub struct ResourceQuota {
     pub memory_request: Option<String>,
     /// Memory limit of the namespace in the power-of-two equivalents form: Ei, Pi, Ti, Gi, Mi, Ki. See [Memory resource units](<https://kubernetes.io/docs/concepts/configuration/manage-resources-containers/#meaning-of-memory>) for more details.
     pub memory_limit: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -241,10 +207,4 @@ armgen_runtime::json_object! {
         "memoryRequest" => memory_request,
         "memoryLimit" => memory_limit,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ResourceQuota {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

@@ -35,8 +35,7 @@ pub struct IdentityBinding {
     ///
     /// Read-only.
     pub e_tag: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -49,14 +48,6 @@ armgen_runtime::json_object! {
         "properties" => properties,
         "eTag" => e_tag,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for IdentityBinding {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Managed identity profile for the identity binding.
@@ -80,8 +71,7 @@ pub struct IdentityBindingManagedIdentityProfile {
     ///
     /// Read-only.
     pub tenant_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -94,12 +84,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for IdentityBindingManagedIdentityProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// IdentityBinding OIDC issuer profile.
 ///
 /// Schema `IdentityBindingOidcIssuerProfile`.
@@ -109,19 +93,12 @@ pub struct IdentityBindingOidcIssuerProfile {
     ///
     /// Read-only. Format: `uri`.
     pub oidc_issuer_url: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     IdentityBindingOidcIssuerProfile { "oidcIssuerUrl" => oidc_issuer_url } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for IdentityBindingOidcIssuerProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// IdentityBinding properties.
@@ -141,8 +118,7 @@ pub struct IdentityBindingProperties {
     ///
     /// Read-only.
     pub provisioning_state: Option<IdentityBindingProvisioningState>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -152,16 +128,6 @@ armgen_runtime::json_object! {
         "oidcIssuer" => oidc_issuer,
         "provisioningState" => provisioning_state,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for IdentityBindingProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.managed_identity.unknown_fields(&format!("{path}/managedIdentity"), out);
-        self.oidc_issuer.unknown_fields(&format!("{path}/oidcIssuer"), out);
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {

@@ -49,8 +49,7 @@ pub struct AdvancedNetworking {
     pub security: Option<AdvancedNetworkingSecurity>,
     /// Profile to enable performance-enhancing features on clusters that use Azure CNI powered by Cilium.
     pub performance: Option<AdvancedNetworkingPerformance>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -63,15 +62,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for AdvancedNetworking {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.observability.unknown_fields(&format!("{path}/observability"), out);
-        self.security.unknown_fields(&format!("{path}/security"), out);
-        self.performance.unknown_fields(&format!("{path}/performance"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Observability profile to enable advanced network metrics and flow logs with historical contexts.
 ///
 /// Schema `AdvancedNetworkingObservability`.
@@ -79,18 +69,11 @@ impl armgen_runtime::UnknownFields for AdvancedNetworking {
 pub struct AdvancedNetworkingObservability {
     /// Indicates the enablement of Advanced Networking observability functionalities on clusters.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { AdvancedNetworkingObservability { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for AdvancedNetworkingObservability {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Profile to enable performance-enhancing features on clusters that use Azure CNI powered by Cilium.
 ///
@@ -101,20 +84,12 @@ pub struct AdvancedNetworkingPerformance {
     ///
     /// Default: `"None"`.
     pub acceleration_mode: Option<AccelerationMode>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AdvancedNetworkingPerformance { "accelerationMode" => acceleration_mode } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AdvancedNetworkingPerformance {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.acceleration_mode.unknown_fields(&format!("{path}/accelerationMode"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Security profile to enable security features on cilium based cluster.
@@ -128,8 +103,7 @@ pub struct AdvancedNetworkingSecurity {
     pub advanced_network_policies: Option<AdvancedNetworkPolicies>,
     /// Encryption configuration for Cilium-based clusters. Once enabled all traffic between Cilium managed pods will be encrypted when it leaves the node boundary.
     pub transit_encryption: Option<AdvancedNetworkingSecurityTransitEncryption>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -141,16 +115,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.advanced_network_policies
-            .unknown_fields(&format!("{path}/advancedNetworkPolicies"), out);
-        self.transit_encryption
-            .unknown_fields(&format!("{path}/transitEncryption"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Encryption configuration for Cilium-based clusters. Once enabled all traffic between Cilium managed pods will be encrypted when it leaves the node boundary.
 ///
 /// Schema `AdvancedNetworkingSecurityTransitEncryption`.
@@ -158,19 +122,11 @@ impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurity {
 pub struct AdvancedNetworkingSecurityTransitEncryption {
     /// Configures pod-to-pod encryption. This can be enabled only on Cilium-based clusters. If not specified, the default value is None.
     pub r#type: Option<TransitEncryptionType>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { AdvancedNetworkingSecurityTransitEncryption { "type" => r#type } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for AdvancedNetworkingSecurityTransitEncryption {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.r#type.unknown_fields(&format!("{path}/type"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// The list of available versions for an agent pool.
 ///
@@ -191,20 +147,12 @@ pub struct AgentPoolAvailableVersions {
     pub r#type: Option<String>,
     /// Properties of agent pool available versions.
     pub properties: AgentPoolAvailableVersionsProperties,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AgentPoolAvailableVersions { "id" => id, "name" => name, "type" => r#type, "properties" => properties (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolAvailableVersions {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The list of available agent pool versions.
@@ -214,21 +162,12 @@ impl armgen_runtime::UnknownFields for AgentPoolAvailableVersions {
 pub struct AgentPoolAvailableVersionsProperties {
     /// List of versions available for agent pool.
     pub agent_pool_versions: Option<Vec<AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AgentPoolAvailableVersionsProperties { "agentPoolVersions" => agent_pool_versions } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.agent_pool_versions
-            .unknown_fields(&format!("{path}/agentPoolVersions"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Available version information for an agent pool.
@@ -242,8 +181,7 @@ pub struct AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
     pub kubernetes_version: Option<String>,
     /// Whether Kubernetes version is currently in preview.
     pub is_preview: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -253,12 +191,6 @@ armgen_runtime::json_object! {
         "kubernetesVersion" => kubernetes_version,
         "isPreview" => is_preview,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolAvailableVersionsPropertiesAgentPoolVersionsItem {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -291,8 +223,7 @@ pub struct AzureKeyVaultKms {
     ///
     /// Format: `arm-id`.
     pub key_vault_resource_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -303,14 +234,6 @@ armgen_runtime::json_object! {
         "keyVaultNetworkAccess" => key_vault_network_access,
         "keyVaultResourceId" => key_vault_resource_id,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AzureKeyVaultKms {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.key_vault_network_access
-            .unknown_fields(&format!("{path}/keyVaultNetworkAccess"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -333,19 +256,11 @@ armgen_runtime::open_enum! {
 pub struct ClusterUpgradeSettings {
     /// Settings for overrides.
     pub override_settings: Option<UpgradeOverrideSettings>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ClusterUpgradeSettings { "overrideSettings" => override_settings } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ClusterUpgradeSettings {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.override_settings.unknown_fields(&format!("{path}/overrideSettings"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// Allowed values for container network logs ingestion with Azure Monitor. When `Enabled`, the specific log types ingested are controlled by the associated CRD; defaults to `Disabled`. See <https://aka.ms/ContainerNetworkLogsDoc> and <https://aka.ms/acns/howtoenablecnl> for details.
@@ -369,20 +284,12 @@ pub struct ContainerServiceLinuxProfile {
     pub admin_username: String,
     /// The SSH configuration for Linux-based VMs running on Azure.
     pub ssh: ContainerServiceSshConfiguration,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ContainerServiceLinuxProfile { "adminUsername" => admin_username (required), "ssh" => ssh (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ContainerServiceLinuxProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.ssh.unknown_fields(&format!("{path}/ssh"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile of network configuration.
@@ -432,8 +339,7 @@ pub struct ContainerServiceNetworkProfile {
     pub service_cidrs: Option<Vec<String>>,
     /// The IP families used to specify IP versions available to the cluster. IP families are used to determine single-stack or dual-stack clusters. For single-stack, the expected value is IPv4. For dual-stack, the expected values are IPv4 and IPv6.
     pub ip_families: Option<Vec<IpFamily>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -459,29 +365,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.network_plugin.unknown_fields(&format!("{path}/networkPlugin"), out);
-        self.network_plugin_mode
-            .unknown_fields(&format!("{path}/networkPluginMode"), out);
-        self.network_policy.unknown_fields(&format!("{path}/networkPolicy"), out);
-        self.network_mode.unknown_fields(&format!("{path}/networkMode"), out);
-        self.network_dataplane.unknown_fields(&format!("{path}/networkDataplane"), out);
-        self.advanced_networking
-            .unknown_fields(&format!("{path}/advancedNetworking"), out);
-        self.outbound_type.unknown_fields(&format!("{path}/outboundType"), out);
-        self.load_balancer_sku.unknown_fields(&format!("{path}/loadBalancerSku"), out);
-        self.load_balancer_profile
-            .unknown_fields(&format!("{path}/loadBalancerProfile"), out);
-        self.nat_gateway_profile
-            .unknown_fields(&format!("{path}/natGatewayProfile"), out);
-        self.static_egress_gateway_profile
-            .unknown_fields(&format!("{path}/staticEgressGatewayProfile"), out);
-        self.ip_families.unknown_fields(&format!("{path}/ipFamilies"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// SSH configuration for Linux-based VMs running on Azure.
 ///
 /// Schema `ContainerServiceSshConfiguration`.
@@ -489,20 +372,12 @@ impl armgen_runtime::UnknownFields for ContainerServiceNetworkProfile {
 pub struct ContainerServiceSshConfiguration {
     /// The list of SSH public keys used to authenticate with Linux-based VMs. A maximum of 1 key may be specified.
     pub public_keys: Vec<ContainerServiceSshPublicKey>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ContainerServiceSshConfiguration { "publicKeys" => public_keys (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.public_keys.unknown_fields(&format!("{path}/publicKeys"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Contains information about SSH certificate public key data.
@@ -512,18 +387,11 @@ impl armgen_runtime::UnknownFields for ContainerServiceSshConfiguration {
 pub struct ContainerServiceSshPublicKey {
     /// Certificate public key used to authenticate with VMs through SSH. The certificate must be in PEM format with or without headers.
     pub key_data: String,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ContainerServiceSshPublicKey { "keyData" => key_data (required) } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ContainerServiceSshPublicKey {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Delegated resource properties - internal use only.
 ///
@@ -540,8 +408,7 @@ pub struct DelegatedResource {
     pub referral_resource: Option<String>,
     /// The source resource location - internal use only.
     pub location: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -552,12 +419,6 @@ armgen_runtime::json_object! {
         "referralResource" => referral_resource,
         "location" => location,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for DelegatedResource {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -586,19 +447,11 @@ pub struct ExtendedLocation {
     pub name: Option<String>,
     /// The type of the extended location.
     pub r#type: Option<ExtendedLocationTypes>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ExtendedLocation {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.r#type.unknown_fields(&format!("{path}/type"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The type of extendedLocation.
@@ -642,19 +495,11 @@ armgen_runtime::open_enum! {
 pub struct IstioCertificateAuthority {
     /// Plugin certificates information for Service Mesh.
     pub plugin: Option<IstioPluginCertificateAuthority>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { IstioCertificateAuthority { "plugin" => plugin } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for IstioCertificateAuthority {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.plugin.unknown_fields(&format!("{path}/plugin"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Istio components configuration.
 ///
@@ -667,8 +512,7 @@ pub struct IstioComponents {
     pub egress_gateways: Option<Vec<IstioEgressGateway>>,
     /// Mode of traffic redirection.
     pub proxy_redirection_mechanism: Option<ProxyRedirectionMechanism>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -678,16 +522,6 @@ armgen_runtime::json_object! {
         "egressGateways" => egress_gateways,
         "proxyRedirectionMechanism" => proxy_redirection_mechanism,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for IstioComponents {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.ingress_gateways.unknown_fields(&format!("{path}/ingressGateways"), out);
-        self.egress_gateways.unknown_fields(&format!("{path}/egressGateways"), out);
-        self.proxy_redirection_mechanism
-            .unknown_fields(&format!("{path}/proxyRedirectionMechanism"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Istio egress gateway configuration.
@@ -703,8 +537,7 @@ pub struct IstioEgressGateway {
     pub namespace: Option<String>,
     /// Name of the gateway configuration custom resource for the Istio add-on egress gateway. Must be specified when enabling the Istio egress gateway. Must be deployed in the same namespace that the Istio egress gateway will be deployed in.
     pub gateway_configuration_name: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -717,12 +550,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for IstioEgressGateway {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Istio ingress gateway configuration. For now, we support up to one external ingress gateway named `aks-istio-ingressgateway-external` and one internal ingress gateway named `aks-istio-ingressgateway-internal`.
 ///
 /// Schema `IstioIngressGateway`.
@@ -732,20 +559,12 @@ pub struct IstioIngressGateway {
     pub mode: IstioIngressGatewayMode,
     /// Whether to enable the ingress gateway.
     pub enabled: bool,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     no_default IstioIngressGateway { "mode" => mode (required), "enabled" => enabled (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for IstioIngressGateway {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -778,8 +597,7 @@ pub struct IstioPluginCertificateAuthority {
     pub root_cert_object_name: Option<String>,
     /// Certificate chain object name in Azure Key Vault.
     pub cert_chain_object_name: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -793,12 +611,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for IstioPluginCertificateAuthority {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Istio service mesh configuration.
 ///
 /// Schema `IstioServiceMesh`.
@@ -810,8 +622,7 @@ pub struct IstioServiceMesh {
     pub certificate_authority: Option<IstioCertificateAuthority>,
     /// The list of revisions of the Istio control plane. When an upgrade is not in progress, this holds one value. When canary upgrade is in progress, this can only hold two consecutive values. For more information, see: <https://learn.microsoft.com/en-us/azure/aks/istio-upgrade>
     pub revisions: Option<Vec<String>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -821,15 +632,6 @@ armgen_runtime::json_object! {
         "certificateAuthority" => certificate_authority,
         "revisions" => revisions,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for IstioServiceMesh {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.components.unknown_fields(&format!("{path}/components"), out);
-        self.certificate_authority
-            .unknown_fields(&format!("{path}/certificateAuthority"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -852,21 +654,12 @@ armgen_runtime::open_enum! {
 pub struct KubernetesResourceObjectEncryptionProfile {
     /// Whether to enable encryption at rest of Kubernetes resource objects using service-managed keys. More information on this can be found under <https://aka.ms/aks/kubernetesResourceObjectEncryption>.
     pub infrastructure_encryption: Option<InfrastructureEncryption>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     KubernetesResourceObjectEncryptionProfile { "infrastructureEncryption" => infrastructure_encryption } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for KubernetesResourceObjectEncryptionProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.infrastructure_encryption
-            .unknown_fields(&format!("{path}/infrastructureEncryption"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -957,8 +750,7 @@ pub struct ManagedCluster {
     ///
     /// Read-only.
     pub upgrade_profile: Option<ManagedClusterUpgradeProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -979,20 +771,6 @@ armgen_runtime::json_object! {
         "availableAgentPoolVersions" => available_agent_pool_versions,
         "upgradeProfile" => upgrade_profile,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedCluster {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        self.sku.unknown_fields(&format!("{path}/sku"), out);
-        self.extended_location.unknown_fields(&format!("{path}/extendedLocation"), out);
-        self.identity.unknown_fields(&format!("{path}/identity"), out);
-        self.available_agent_pool_versions
-            .unknown_fields(&format!("{path}/availableAgentPoolVersions"), out);
-        self.upgrade_profile.unknown_fields(&format!("{path}/upgradeProfile"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// AADProfile specifies attributes for Azure Active Directory integration. For more details see [managed AAD on AKS](<https://docs.microsoft.com/azure/aks/managed-aad>).
@@ -1016,8 +794,7 @@ pub struct ManagedClusterAadProfile {
     pub server_app_secret: Option<String>,
     /// The AAD tenant ID to use for authentication. If not specified, will use the tenant of the deployment subscription.
     pub tenant_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1033,12 +810,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterAadProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// A Kubernetes add-on profile for a managed cluster.
 ///
 /// Schema `ManagedClusterAddonProfile`.
@@ -1052,20 +823,12 @@ pub struct ManagedClusterAddonProfile {
     ///
     /// Read-only.
     pub identity: Option<ManagedClusterAddonProfileIdentity>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterAddonProfile { "enabled" => enabled (required), "config" => config, "identity" => identity } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAddonProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.identity.unknown_fields(&format!("{path}/identity"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Information of user assigned identity used by this add-on.
@@ -1081,19 +844,12 @@ pub struct ManagedClusterAddonProfileIdentity {
     pub client_id: Option<String>,
     /// The object ID of the user assigned identity.
     pub object_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterAddonProfileIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAddonProfileIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile for the container service agent pool.
@@ -1250,8 +1006,7 @@ pub struct ManagedClusterAgentPoolProfile {
     pub local_dns_profile: Option<LocalDnsProfile>,
     /// Unique name of the agent pool profile in the context of the subscription and resource group. Windows agent pool names must be 6 characters or less.
     pub name: String,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1316,45 +1071,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.os_disk_type.unknown_fields(&format!("{path}/osDiskType"), out);
-        self.kubelet_disk_type.unknown_fields(&format!("{path}/kubeletDiskType"), out);
-        self.workload_runtime.unknown_fields(&format!("{path}/workloadRuntime"), out);
-        self.pod_ip_allocation_mode
-            .unknown_fields(&format!("{path}/podIPAllocationMode"), out);
-        self.os_type.unknown_fields(&format!("{path}/osType"), out);
-        self.os_sku.unknown_fields(&format!("{path}/osSKU"), out);
-        self.scale_down_mode.unknown_fields(&format!("{path}/scaleDownMode"), out);
-        self.r#type.unknown_fields(&format!("{path}/type"), out);
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        self.upgrade_settings.unknown_fields(&format!("{path}/upgradeSettings"), out);
-        self.power_state.unknown_fields(&format!("{path}/powerState"), out);
-        self.scale_set_priority.unknown_fields(&format!("{path}/scaleSetPriority"), out);
-        self.scale_set_eviction_policy
-            .unknown_fields(&format!("{path}/scaleSetEvictionPolicy"), out);
-        self.kubelet_config.unknown_fields(&format!("{path}/kubeletConfig"), out);
-        self.linux_os_config.unknown_fields(&format!("{path}/linuxOSConfig"), out);
-        self.gpu_instance_profile
-            .unknown_fields(&format!("{path}/gpuInstanceProfile"), out);
-        self.creation_data.unknown_fields(&format!("{path}/creationData"), out);
-        self.network_profile.unknown_fields(&format!("{path}/networkProfile"), out);
-        self.windows_profile.unknown_fields(&format!("{path}/windowsProfile"), out);
-        self.security_profile.unknown_fields(&format!("{path}/securityProfile"), out);
-        self.gpu_profile.unknown_fields(&format!("{path}/gpuProfile"), out);
-        self.gateway_profile.unknown_fields(&format!("{path}/gatewayProfile"), out);
-        self.artifact_streaming_profile
-            .unknown_fields(&format!("{path}/artifactStreamingProfile"), out);
-        self.virtual_machines_profile
-            .unknown_fields(&format!("{path}/virtualMachinesProfile"), out);
-        self.virtual_machine_nodes_status
-            .unknown_fields(&format!("{path}/virtualMachineNodesStatus"), out);
-        self.status.unknown_fields(&format!("{path}/status"), out);
-        self.local_dns_profile.unknown_fields(&format!("{path}/localDNSProfile"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// When enabling the operator, a set of AKS managed CRDs and controllers will be installed in the cluster. The operator automates the deployment of OSS models for inference and/or training purposes. It provides a set of preset models and enables distributed inference against them.
 ///
 /// Schema `ManagedClusterAIToolchainOperatorProfile`.
@@ -1362,18 +1078,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterAgentPoolProfile {
 pub struct ManagedClusterAiToolchainOperatorProfile {
     /// Whether to enable AI toolchain operator to the cluster. Indicates if AI toolchain operator  enabled or not.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterAiToolchainOperatorProfile { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterAiToolchainOperatorProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Access profile for managed cluster API server.
 ///
@@ -1396,8 +1105,7 @@ pub struct ManagedClusterApiServerAccessProfile {
     ///
     /// Format: `arm-id`.
     pub subnet_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1413,12 +1121,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Configuration for using a sidecar-less Istio control plane for managed ingress via the Gateway API with App Routing. See <https://aka.ms/gateway-on-istio> for information on using Istio for ingress via the Gateway API.
 ///
 /// Schema `ManagedClusterAppRoutingIstio`.
@@ -1426,19 +1128,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterApiServerAccessProfile {
 pub struct ManagedClusterAppRoutingIstio {
     /// Whether to enable Istio as a Gateway API implementation for managed ingress with App Routing.
     pub mode: Option<GatewayApiIstioEnabled>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterAppRoutingIstio { "mode" => mode } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterAppRoutingIstio {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Auto upgrade profile for a managed cluster.
 ///
@@ -1449,8 +1143,7 @@ pub struct ManagedClusterAutoUpgradeProfile {
     pub upgrade_channel: Option<UpgradeChannel>,
     /// Node OS Upgrade Channel. Manner in which the OS on your nodes is updated. The default is NodeImage.
     pub node_os_upgrade_channel: Option<NodeOsUpgradeChannel>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1459,15 +1152,6 @@ armgen_runtime::json_object! {
         "upgradeChannel" => upgrade_channel,
         "nodeOSUpgradeChannel" => node_os_upgrade_channel,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAutoUpgradeProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.upgrade_channel.unknown_fields(&format!("{path}/upgradeChannel"), out);
-        self.node_os_upgrade_channel
-            .unknown_fields(&format!("{path}/nodeOSUpgradeChannel"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Azure Monitor addon profiles for monitoring the managed cluster.
@@ -1481,8 +1165,7 @@ pub struct ManagedClusterAzureMonitorProfile {
     pub container_insights: Option<ManagedClusterAzureMonitorProfileContainerInsights>,
     /// Application Monitoring Profile for Kubernetes Application Container. Collects application logs, metrics and traces through auto-instrumentation of the application using Azure Monitor OpenTelemetry based SDKs. See aka.ms/AzureMonitorApplicationMonitoring for an overview.
     pub app_monitoring: Option<ManagedClusterAzureMonitorProfileAppMonitoring>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1492,16 +1175,6 @@ armgen_runtime::json_object! {
         "containerInsights" => container_insights,
         "appMonitoring" => app_monitoring,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.metrics.unknown_fields(&format!("{path}/metrics"), out);
-        self.container_insights
-            .unknown_fields(&format!("{path}/containerInsights"), out);
-        self.app_monitoring.unknown_fields(&format!("{path}/appMonitoring"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Application Monitoring profile for AKS.
@@ -1517,8 +1190,7 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoring {
     pub open_telemetry_logs_and_traces: Option<
         ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces,
     >,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1530,18 +1202,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileAppMonitoring {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.auto_instrumentation
-            .unknown_fields(&format!("{path}/autoInstrumentation"), out);
-        self.open_telemetry_metrics
-            .unknown_fields(&format!("{path}/openTelemetryMetrics"), out);
-        self.open_telemetry_logs_and_traces
-            .unknown_fields(&format!("{path}/openTelemetryLogsAndTraces"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Application Monitoring auto-instrumentation for AKS. Deploys a webhook that auto-instruments workloads with Microsoft OpenTelemetry Distros to collect OpenTelemetry metrics, logs, and traces. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation`.
@@ -1549,19 +1209,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileAppMonit
 pub struct ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
     /// Indicates if Application Monitoring Auto-instrumentation is enabled or not.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation { "enabled" => enabled } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileAppMonitoringAutoInstrumentation {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Application Monitoring OpenTelemetry logs and traces profile for AKS. Collects OpenTelemetry logs and traces of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
@@ -1579,8 +1232,7 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTra
     ///
     /// Format: `int64`.
     pub grpc_port: Option<i64>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1590,12 +1242,6 @@ armgen_runtime::json_object! {
         "httpPort" => http_port,
         "grpcPort" => grpc_port,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryLogsAndTraces {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Application Monitoring OpenTelemetry Metrics Profile for AKS. Collects OpenTelemetry metrics of the application using Azure Monitor OpenTelemetry based SDKs. See <https://aka.ms/AKSAppMonitoringDocs> and <https://aka.ms/AzureMonitorApplicationMonitoring> for an overview.
@@ -1613,8 +1259,7 @@ pub struct ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
     ///
     /// Format: `int64`.
     pub grpc_port: Option<i64>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1624,12 +1269,6 @@ armgen_runtime::json_object! {
         "httpPort" => http_port,
         "grpcPort" => grpc_port,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileAppMonitoringOpenTelemetryMetrics {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Azure Monitor Container Insights profile. Represents the configuration for collecting Kubernetes events, inventory, and container stdout & stderr logs. See aka.ms/AzureMonitorContainerInsights for an overview.
@@ -1651,8 +1290,7 @@ pub struct ManagedClusterAzureMonitorProfileContainerInsights {
     pub disable_prometheus_metrics_scraping: Option<bool>,
     /// Configures container network logs ingestion with Azure Monitor. The log types ingested are controlled by the associated CRD; if unspecified, defaults to `Disabled`. See <https://aka.ms/ContainerNetworkLogsDoc> and <https://aka.ms/acns/howtoenablecnl> for details.
     pub container_network_logs: Option<ContainerNetworkLogs>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1666,14 +1304,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileContainerInsights {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.container_network_logs
-            .unknown_fields(&format!("{path}/containerNetworkLogs"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Kube State Metrics profile for the Azure Managed Prometheus addon. These optional settings are for the kube-state-metrics pod that is deployed with the addon. See aka.ms/AzureManagedPrometheus-optional-parameters for details.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileKubeStateMetrics`.
@@ -1683,8 +1313,7 @@ pub struct ManagedClusterAzureMonitorProfileKubeStateMetrics {
     pub metric_labels_allowlist: Option<String>,
     /// Comma-separated list of Kubernetes annotation keys that will be used in the resource's labels metric (Example: 'namespaces=\[kubernetes.io/team,...\],pods=\[kubernetes.io/team\],...'). By default the metric contains only resource name and namespace labels.
     pub metric_annotations_allow_list: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1693,12 +1322,6 @@ armgen_runtime::json_object! {
         "metricLabelsAllowlist" => metric_labels_allowlist,
         "metricAnnotationsAllowList" => metric_annotations_allow_list,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileKubeStateMetrics {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Metrics profile for the Azure Monitor managed service for Prometheus addon. Collect out-of-the-box Kubernetes infrastructure metrics to send to an Azure Monitor Workspace and configure additional scraping for custom targets. See aka.ms/AzureManagedPrometheus for an overview.
@@ -1712,8 +1335,7 @@ pub struct ManagedClusterAzureMonitorProfileMetrics {
     pub kube_state_metrics: Option<ManagedClusterAzureMonitorProfileKubeStateMetrics>,
     /// Control plane metrics collection profile for the Azure Managed Prometheus addon. Configures collection of operational runtime metrics from managed control plane components (kube-apiserver, etcd, etc). See aka.ms/aks/controlplane-metrics for an overview.
     pub control_plane: Option<ManagedClusterAzureMonitorProfileMetricsControlPlane>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1725,14 +1347,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.kube_state_metrics.unknown_fields(&format!("{path}/kubeStateMetrics"), out);
-        self.control_plane.unknown_fields(&format!("{path}/controlPlane"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Control plane metrics collection profile for the Azure Managed Prometheus addon. Configures collection of operational runtime metrics from managed control plane components (kube-apiserver, etcd, etc). See aka.ms/aks/controlplane-metrics for an overview.
 ///
 /// Schema `ManagedClusterAzureMonitorProfileMetricsControlPlane`.
@@ -1740,19 +1354,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetrics 
 pub struct ManagedClusterAzureMonitorProfileMetricsControlPlane {
     /// Whether to enable or disable collection of control plane metrics by the Azure Managed Prometheus addon. Defaults to disabled. See aka.ms/aks/controlplane-metrics for details.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterAzureMonitorProfileMetricsControlPlane { "enabled" => enabled } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterAzureMonitorProfileMetricsControlPlane {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The bootstrap profile.
@@ -1768,8 +1375,7 @@ pub struct ManagedClusterBootstrapProfile {
     ///
     /// Format: `arm-id`.
     pub container_registry_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1780,13 +1386,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterBootstrapProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.artifact_source.unknown_fields(&format!("{path}/artifactSource"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// The cost analysis configuration for the cluster
 ///
 /// Schema `ManagedClusterCostAnalysis`.
@@ -1794,18 +1393,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterBootstrapProfile {
 pub struct ManagedClusterCostAnalysis {
     /// Whether to enable cost analysis. The Managed Cluster sku.tier must be set to 'Standard' or 'Premium' to enable this feature. Enabling this will add Kubernetes Namespace and Deployment details to the Cost Analysis views in the Azure portal. If not specified, the default is false. For more information see aka.ms/aks/docs/cost-analysis.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterCostAnalysis { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterCostAnalysis {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Settings for hosted system addons.
 ///
@@ -1822,8 +1414,7 @@ pub struct ManagedClusterHostedSystemProfile {
     ///
     /// Format: `arm-id`.
     pub node_subnet_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1833,12 +1424,6 @@ armgen_runtime::json_object! {
         "systemNodeSubnetID" => system_node_subnet_id,
         "nodeSubnetID" => node_subnet_id,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterHostedSystemProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Cluster HTTP proxy configuration.
@@ -1856,8 +1441,7 @@ pub struct ManagedClusterHttpProxyConfig {
     pub trusted_ca: Option<String>,
     /// Whether to enable HTTP proxy. If disabled, the specified proxy configuration will be not be set on pods and nodes. If not specified, the default is true.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1869,12 +1453,6 @@ armgen_runtime::json_object! {
         "trustedCa" => trusted_ca,
         "enabled" => enabled,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterHttpProxyConfig {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Identity for the managed cluster.
@@ -1896,8 +1474,7 @@ pub struct ManagedClusterIdentity {
     pub delegated_resources: Option<BTreeMap<String, DelegatedResource>>,
     /// The user identity associated with the managed cluster. This identity will be used in control plane. Only one user assigned identity is allowed. The keys must be ARM resource IDs in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
     pub user_assigned_identities: Option<BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1911,17 +1488,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.r#type.unknown_fields(&format!("{path}/type"), out);
-        self.delegated_resources
-            .unknown_fields(&format!("{path}/delegatedResources"), out);
-        self.user_assigned_identities
-            .unknown_fields(&format!("{path}/userAssignedIdentities"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Ingress profile for the container service cluster.
 ///
 /// Schema `ManagedClusterIngressProfile`.
@@ -1931,21 +1497,12 @@ pub struct ManagedClusterIngressProfile {
     pub web_app_routing: Option<ManagedClusterIngressProfileWebAppRouting>,
     /// Settings for the managed Gateway API installation
     pub gateway_api: Option<ManagedClusterIngressProfileGatewayConfiguration>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterIngressProfile { "webAppRouting" => web_app_routing, "gatewayAPI" => gateway_api } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.web_app_routing.unknown_fields(&format!("{path}/webAppRouting"), out);
-        self.gateway_api.unknown_fields(&format!("{path}/gatewayAPI"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Configuration for managed Gateway API CRDs. See <https://aka.ms/k8s-gateway-api> for more details.
@@ -1955,20 +1512,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfile {
 pub struct ManagedClusterIngressProfileGatewayConfiguration {
     /// Configuration for the managed Gateway API installation. If not specified, the default is 'Disabled'. See <https://aka.ms/k8s-gateway-api> for more details.
     pub installation: Option<ManagedGatewayType>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterIngressProfileGatewayConfiguration { "installation" => installation } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileGatewayConfiguration {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.installation.unknown_fields(&format!("{path}/installation"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Nginx ingress controller configuration for the managed cluster ingress profile.
@@ -1978,21 +1527,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileGatewayConfig
 pub struct ManagedClusterIngressProfileNginx {
     /// Ingress type for the default NginxIngressController custom resource
     pub default_ingress_controller_type: Option<NginxIngressControllerType>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterIngressProfileNginx { "defaultIngressControllerType" => default_ingress_controller_type } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileNginx {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.default_ingress_controller_type
-            .unknown_fields(&format!("{path}/defaultIngressControllerType"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Application Routing add-on settings for the ingress profile.
@@ -2012,8 +1552,7 @@ pub struct ManagedClusterIngressProfileWebAppRouting {
     ///
     /// Read-only.
     pub identity: Option<UserAssignedIdentity>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2025,16 +1564,6 @@ armgen_runtime::json_object! {
         "nginx" => nginx,
         "identity" => identity,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterIngressProfileWebAppRouting {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.gateway_api_implementations
-            .unknown_fields(&format!("{path}/gatewayAPIImplementations"), out);
-        self.nginx.unknown_fields(&format!("{path}/nginx"), out);
-        self.identity.unknown_fields(&format!("{path}/identity"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile of the managed cluster load balancer.
@@ -2066,8 +1595,7 @@ pub struct ManagedClusterLoadBalancerProfile {
     ///
     /// Default: `"NodeIPConfiguration"`.
     pub backend_pool_type: Option<BackendPoolType>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2084,20 +1612,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.managed_outbound_i_ps
-            .unknown_fields(&format!("{path}/managedOutboundIPs"), out);
-        self.outbound_ip_prefixes
-            .unknown_fields(&format!("{path}/outboundIPPrefixes"), out);
-        self.outbound_i_ps.unknown_fields(&format!("{path}/outboundIPs"), out);
-        self.effective_outbound_i_ps
-            .unknown_fields(&format!("{path}/effectiveOutboundIPs"), out);
-        self.backend_pool_type.unknown_fields(&format!("{path}/backendPoolType"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Desired managed outbound IPs for the cluster load balancer.
 ///
 /// Schema `ManagedClusterLoadBalancerProfileManagedOutboundIPs`.
@@ -2111,19 +1625,12 @@ pub struct ManagedClusterLoadBalancerProfileManagedOutboundIPs {
     ///
     /// Format: `int32`. Default: `0`.
     pub count_i_pv6: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterLoadBalancerProfileManagedOutboundIPs { "count" => count, "countIPv6" => count_i_pv6 } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedOutboundIPs {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Desired outbound IP resources for the cluster load balancer.
@@ -2133,20 +1640,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileManagedO
 pub struct ManagedClusterLoadBalancerProfileOutboundIPs {
     /// A list of public IP resources.
     pub public_i_ps: Option<Vec<ResourceReference>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterLoadBalancerProfileOutboundIPs { "publicIPs" => public_i_ps } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIPs {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.public_i_ps.unknown_fields(&format!("{path}/publicIPs"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Desired outbound IP Prefix resources for the cluster load balancer.
@@ -2156,20 +1655,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutbound
 pub struct ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
     pub public_ip_prefixes: Option<Vec<ResourceReference>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterLoadBalancerProfileOutboundIpPrefixes { "publicIPPrefixes" => public_ip_prefixes } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterLoadBalancerProfileOutboundIpPrefixes {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.public_ip_prefixes.unknown_fields(&format!("{path}/publicIPPrefixes"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile of the managed outbound IP resources of the managed cluster.
@@ -2185,19 +1676,12 @@ pub struct ManagedClusterManagedOutboundIpProfile {
     ///
     /// Format: `int32`.
     pub count_i_pv6: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterManagedOutboundIpProfile { "count" => count, "countIPv6" => count_i_pv6 } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The metrics profile for the ManagedCluster.
@@ -2207,19 +1691,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterManagedOutboundIpProfile {
 pub struct ManagedClusterMetricsProfile {
     /// The configuration for detailed per-Kubernetes resource cost analysis.
     pub cost_analysis: Option<ManagedClusterCostAnalysis>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterMetricsProfile { "costAnalysis" => cost_analysis } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterMetricsProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.cost_analysis.unknown_fields(&format!("{path}/costAnalysis"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Profile of the managed cluster NAT gateway.
 ///
@@ -2242,8 +1718,7 @@ pub struct ManagedClusterNatGatewayProfile {
     ///
     /// Format: `int32`. Default: `4`.
     pub idle_timeout_in_minutes: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2258,20 +1733,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.sku.unknown_fields(&format!("{path}/sku"), out);
-        self.managed_outbound_ip_profile
-            .unknown_fields(&format!("{path}/managedOutboundIPProfile"), out);
-        self.effective_outbound_i_ps
-            .unknown_fields(&format!("{path}/effectiveOutboundIPs"), out);
-        self.outbound_ip_prefixes
-            .unknown_fields(&format!("{path}/outboundIPPrefixes"), out);
-        self.outbound_i_ps.unknown_fields(&format!("{path}/outboundIPs"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Desired outbound IP resources for the managed NAT Gateway.
 ///
 /// Schema `ManagedClusterNATGatewayProfileOutboundIPs`.
@@ -2279,19 +1740,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfile {
 pub struct ManagedClusterNatGatewayProfileOutboundIPs {
     /// A list of public IP resources.
     pub public_i_ps: Option<Vec<String>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterNatGatewayProfileOutboundIPs { "publicIPs" => public_i_ps } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfileOutboundIPs {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Desired outbound IP Prefix resources for the managed NAT Gateway. Only compatible with NAT Gateway V2.
@@ -2301,19 +1755,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfileOutboundIP
 pub struct ManagedClusterNatGatewayProfileOutboundIpPrefixes {
     /// A list of public IP prefix resources.
     pub public_ip_prefixes: Option<Vec<String>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterNatGatewayProfileOutboundIpPrefixes { "publicIPPrefixes" => public_ip_prefixes } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterNatGatewayProfileOutboundIpPrefixes {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -2340,21 +1787,12 @@ pub struct ManagedClusterNodeProvisioningProfile {
     ///
     /// Default: `"Auto"`.
     pub default_node_pools: Option<NodeProvisioningDefaultNodePools>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterNodeProvisioningProfile { "mode" => mode, "defaultNodePools" => default_node_pools } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterNodeProvisioningProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        self.default_node_pools.unknown_fields(&format!("{path}/defaultNodePools"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Node resource group lockdown profile for a managed cluster.
@@ -2364,20 +1802,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterNodeProvisioningProfile {
 pub struct ManagedClusterNodeResourceGroupProfile {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
     pub restriction_level: Option<RestrictionLevel>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterNodeResourceGroupProfile { "restrictionLevel" => restriction_level } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterNodeResourceGroupProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.restriction_level.unknown_fields(&format!("{path}/restrictionLevel"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The OIDC issuer profile of the Managed Cluster.
@@ -2391,19 +1821,12 @@ pub struct ManagedClusterOidcIssuerProfile {
     pub issuer_url: Option<String>,
     /// Whether the OIDC issuer is enabled.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterOidcIssuerProfile { "issuerURL" => issuer_url, "enabled" => enabled } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterOidcIssuerProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Details about the pod identity assigned to the Managed Cluster.
@@ -2427,8 +1850,7 @@ pub struct ManagedClusterPodIdentity {
     ///
     /// Read-only.
     pub provisioning_info: Option<ManagedClusterPodIdentityProvisioningInfo>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2443,16 +1865,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.identity.unknown_fields(&format!("{path}/identity"), out);
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        self.provisioning_info.unknown_fields(&format!("{path}/provisioningInfo"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// A pod identity exception, which allows pods with certain labels to access the Azure Instance Metadata Service (IMDS) endpoint without being intercepted by the node-managed identity (NMI) server. See [disable AAD Pod Identity for a specific Pod/Application](<https://azure.github.io/aad-pod-identity/docs/configure/application_exception/>) for more details.
 ///
 /// Schema `ManagedClusterPodIdentityException`.
@@ -2464,8 +1876,7 @@ pub struct ManagedClusterPodIdentityException {
     pub namespace: String,
     /// The pod labels to match.
     pub pod_labels: BTreeMap<String, String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2475,12 +1886,6 @@ armgen_runtime::json_object! {
         "namespace" => namespace (required),
         "podLabels" => pod_labels (required),
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityException {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The pod identity profile of the Managed Cluster. See [use AAD pod identity](<https://docs.microsoft.com/azure/aks/use-azure-ad-pod-identity>) for more details on pod identity integration.
@@ -2496,8 +1901,7 @@ pub struct ManagedClusterPodIdentityProfile {
     pub user_assigned_identities: Option<Vec<ManagedClusterPodIdentity>>,
     /// The pod identity exceptions to allow.
     pub user_assigned_identity_exceptions: Option<Vec<ManagedClusterPodIdentityException>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2510,16 +1914,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.user_assigned_identities
-            .unknown_fields(&format!("{path}/userAssignedIdentities"), out);
-        self.user_assigned_identity_exceptions
-            .unknown_fields(&format!("{path}/userAssignedIdentityExceptions"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// An error response from the pod identity provisioning.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningError`.
@@ -2527,19 +1921,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProfile {
 pub struct ManagedClusterPodIdentityProvisioningError {
     /// Details about the error.
     pub error: Option<ManagedClusterPodIdentityProvisioningErrorBody>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningError { "error" => error } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningError {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.error.unknown_fields(&format!("{path}/error"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// An error response from the pod identity provisioning.
 ///
@@ -2554,8 +1940,7 @@ pub struct ManagedClusterPodIdentityProvisioningErrorBody {
     pub target: Option<String>,
     /// A list of additional details about the error.
     pub details: Option<Vec<ManagedClusterPodIdentityProvisioningErrorBody>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2568,13 +1953,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErrorBody {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.details.unknown_fields(&format!("{path}/details"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Pod identity provisioning information.
 ///
 /// Schema `ManagedClusterPodIdentityProvisioningInfo`.
@@ -2582,19 +1960,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningErro
 pub struct ManagedClusterPodIdentityProvisioningInfo {
     /// Pod identity assignment error (if any).
     pub error: Option<ManagedClusterPodIdentityProvisioningError>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterPodIdentityProvisioningInfo { "error" => error } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterPodIdentityProvisioningInfo {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.error.unknown_fields(&format!("{path}/error"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The current provisioning state of the pod identity.
@@ -2632,8 +2002,7 @@ pub struct ManagedClusterPoolUpgradeProfile {
     pub os_type: OsType,
     /// List of orchestrator types and versions available for upgrade.
     pub upgrades: Option<Vec<ManagedClusterPoolUpgradeProfileUpgradesItem>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2646,14 +2015,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.os_type.unknown_fields(&format!("{path}/osType"), out);
-        self.upgrades.unknown_fields(&format!("{path}/upgrades"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Available upgrades for an AgentPool.
 ///
 /// Schema `ManagedClusterPoolUpgradeProfileUpgradesItem`.
@@ -2663,8 +2024,7 @@ pub struct ManagedClusterPoolUpgradeProfileUpgradesItem {
     pub kubernetes_version: Option<String>,
     /// Whether the Kubernetes version is currently in preview.
     pub is_preview: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2673,12 +2033,6 @@ armgen_runtime::json_object! {
         "kubernetesVersion" => kubernetes_version,
         "isPreview" => is_preview,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterPoolUpgradeProfileUpgradesItem {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Properties of the managed cluster.
@@ -2802,8 +2156,7 @@ pub struct ManagedClusterProperties {
     pub hosted_system_profile: Option<ManagedClusterHostedSystemProfile>,
     /// Contains read-only information about the Managed Cluster.
     pub status: Option<ManagedClusterStatus>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2860,61 +2213,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.power_state.unknown_fields(&format!("{path}/powerState"), out);
-        self.agent_pool_profiles
-            .unknown_fields(&format!("{path}/agentPoolProfiles"), out);
-        self.linux_profile.unknown_fields(&format!("{path}/linuxProfile"), out);
-        self.windows_profile.unknown_fields(&format!("{path}/windowsProfile"), out);
-        self.service_principal_profile
-            .unknown_fields(&format!("{path}/servicePrincipalProfile"), out);
-        self.addon_profiles.unknown_fields(&format!("{path}/addonProfiles"), out);
-        self.pod_identity_profile
-            .unknown_fields(&format!("{path}/podIdentityProfile"), out);
-        self.oidc_issuer_profile
-            .unknown_fields(&format!("{path}/oidcIssuerProfile"), out);
-        self.node_resource_group_profile
-            .unknown_fields(&format!("{path}/nodeResourceGroupProfile"), out);
-        self.support_plan.unknown_fields(&format!("{path}/supportPlan"), out);
-        self.network_profile.unknown_fields(&format!("{path}/networkProfile"), out);
-        self.aad_profile.unknown_fields(&format!("{path}/aadProfile"), out);
-        self.auto_upgrade_profile
-            .unknown_fields(&format!("{path}/autoUpgradeProfile"), out);
-        self.upgrade_settings.unknown_fields(&format!("{path}/upgradeSettings"), out);
-        self.auto_scaler_profile
-            .unknown_fields(&format!("{path}/autoScalerProfile"), out);
-        self.api_server_access_profile
-            .unknown_fields(&format!("{path}/apiServerAccessProfile"), out);
-        self.identity_profile.unknown_fields(&format!("{path}/identityProfile"), out);
-        self.private_link_resources
-            .unknown_fields(&format!("{path}/privateLinkResources"), out);
-        self.http_proxy_config.unknown_fields(&format!("{path}/httpProxyConfig"), out);
-        self.security_profile.unknown_fields(&format!("{path}/securityProfile"), out);
-        self.storage_profile.unknown_fields(&format!("{path}/storageProfile"), out);
-        self.ingress_profile.unknown_fields(&format!("{path}/ingressProfile"), out);
-        self.public_network_access
-            .unknown_fields(&format!("{path}/publicNetworkAccess"), out);
-        self.workload_auto_scaler_profile
-            .unknown_fields(&format!("{path}/workloadAutoScalerProfile"), out);
-        self.azure_monitor_profile
-            .unknown_fields(&format!("{path}/azureMonitorProfile"), out);
-        self.service_mesh_profile
-            .unknown_fields(&format!("{path}/serviceMeshProfile"), out);
-        self.metrics_profile.unknown_fields(&format!("{path}/metricsProfile"), out);
-        self.node_provisioning_profile
-            .unknown_fields(&format!("{path}/nodeProvisioningProfile"), out);
-        self.bootstrap_profile.unknown_fields(&format!("{path}/bootstrapProfile"), out);
-        self.ai_toolchain_operator_profile
-            .unknown_fields(&format!("{path}/aiToolchainOperatorProfile"), out);
-        self.scheduler_profile.unknown_fields(&format!("{path}/schedulerProfile"), out);
-        self.hosted_system_profile
-            .unknown_fields(&format!("{path}/hostedSystemProfile"), out);
-        self.status.unknown_fields(&format!("{path}/status"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Parameters to be applied to the cluster-autoscaler when enabled
 ///
 /// Schema `ManagedClusterPropertiesAutoScalerProfile`.
@@ -2960,8 +2258,7 @@ pub struct ManagedClusterPropertiesAutoScalerProfile {
     pub skip_nodes_with_local_storage: Option<String>,
     /// If cluster autoscaler will skip deleting nodes with pods from kube-system (except for DaemonSet or mirror pods). The default is true.
     pub skip_nodes_with_system_pods: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -2990,13 +2287,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterPropertiesAutoScalerProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.expander.unknown_fields(&format!("{path}/expander"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Security profile for the container service cluster.
 ///
 /// Schema `ManagedClusterSecurityProfile`.
@@ -3014,8 +2304,7 @@ pub struct ManagedClusterSecurityProfile {
     pub image_cleaner: Option<ManagedClusterSecurityProfileImageCleaner>,
     /// A list of up to 10 base64 encoded CAs that will be added to the trust store on all nodes in the cluster. For more information see [Custom CA Trust Certificates](<https://learn.microsoft.com/en-us/azure/aks/custom-certificate-authority>).
     pub custom_ca_trust_certificates: Option<Vec<String>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -3028,19 +2317,6 @@ armgen_runtime::json_object! {
         "imageCleaner" => image_cleaner,
         "customCATrustCertificates" => custom_ca_trust_certificates,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.defender.unknown_fields(&format!("{path}/defender"), out);
-        self.azure_key_vault_kms
-            .unknown_fields(&format!("{path}/azureKeyVaultKms"), out);
-        self.kubernetes_resource_object_encryption_profile
-            .unknown_fields(&format!("{path}/kubernetesResourceObjectEncryptionProfile"), out);
-        self.workload_identity.unknown_fields(&format!("{path}/workloadIdentity"), out);
-        self.image_cleaner.unknown_fields(&format!("{path}/imageCleaner"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Microsoft Defender settings for the security profile.
@@ -3056,8 +2332,7 @@ pub struct ManagedClusterSecurityProfileDefender {
     pub security_monitoring: Option<ManagedClusterSecurityProfileDefenderSecurityMonitoring>,
     /// Microsoft Defender settings for security gating. This validates container images eligibility for deployment based on Defender for Containers security findings. Using Admission Controller, it either audits or prevents deployment of images that do not meet security standards. For more information, see <https://aka.ms/KubernetesDefenderAuditRule>.
     pub security_gating: Option<ManagedClusterSecurityProfileDefenderSecurityGating>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -3067,15 +2342,6 @@ armgen_runtime::json_object! {
         "securityMonitoring" => security_monitoring,
         "securityGating" => security_gating,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefender {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.security_monitoring
-            .unknown_fields(&format!("{path}/securityMonitoring"), out);
-        self.security_gating.unknown_fields(&format!("{path}/securityGating"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Microsoft Defender settings for security gating. This validates container image eligibility for deployment based on Defender for Containers security findings. Using Admission Controller, it either audits or prevents deployment of images that do not meet security standards.
@@ -3089,8 +2355,7 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityGating {
     pub identities: Option<Vec<ManagedClusterSecurityProfileDefenderSecurityGatingIdentity>>,
     /// In use only while registry access is granted by secret rather than managed identity. Sets whether to grant the Defender gating agent access to cluster secrets for pulling images from registries. If secret access is denied and the registry requires pull secrets, the add-on will not perform image validation. Default value is false.
     pub allow_secret_access: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -3102,13 +2367,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecurityGating {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.identities.unknown_fields(&format!("{path}/identities"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Identity mapping used by Defender security gating for registry access.
 ///
 /// Schema `ManagedClusterSecurityProfileDefenderSecurityGatingIdentity`.
@@ -3118,8 +2376,7 @@ pub struct ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
     pub azure_container_registry: Option<String>,
     /// The identity object used to access the registry
     pub identity: Option<UserAssignedIdentity>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -3130,13 +2387,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecurityGatingIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.identity.unknown_fields(&format!("{path}/identity"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Microsoft Defender settings for the security profile threat detection.
 ///
 /// Schema `ManagedClusterSecurityProfileDefenderSecurityMonitoring`.
@@ -3144,19 +2394,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecu
 pub struct ManagedClusterSecurityProfileDefenderSecurityMonitoring {
     /// Whether to enable Defender threat detection
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterSecurityProfileDefenderSecurityMonitoring { "enabled" => enabled } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileDefenderSecurityMonitoring {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Image Cleaner removes unused images from nodes, freeing up disk space and helping to reduce attack surface area. Here are settings for the security profile.
@@ -3170,19 +2413,12 @@ pub struct ManagedClusterSecurityProfileImageCleaner {
     ///
     /// Format: `int32`.
     pub interval_hours: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterSecurityProfileImageCleaner { "enabled" => enabled, "intervalHours" => interval_hours } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Workload identity settings for the security profile.
@@ -3192,18 +2428,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileImageCleaner
 pub struct ManagedClusterSecurityProfileWorkloadIdentity {
     /// Whether to enable workload identity.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterSecurityProfileWorkloadIdentity { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterSecurityProfileWorkloadIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Information about a service principal identity for the cluster to use for manipulating Azure APIs.
 ///
@@ -3216,19 +2445,12 @@ pub struct ManagedClusterServicePrincipalProfile {
     ///
     /// Secret: never returned by the service. Format: `password`.
     pub secret: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterServicePrincipalProfile { "clientId" => client_id (required), "secret" => secret } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterServicePrincipalProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The SKU of a Managed Cluster.
@@ -3240,20 +2462,11 @@ pub struct ManagedClusterSku {
     pub name: Option<ManagedClusterSkuName>,
     /// The tier of a managed cluster SKU. If not specified, the default is 'Free'. See [AKS Pricing Tier](<https://learn.microsoft.com/azure/aks/free-standard-pricing-tiers>) for more details.
     pub tier: Option<ManagedClusterSkuTier>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterSku { "name" => name, "tier" => tier } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterSku {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.name.unknown_fields(&format!("{path}/name"), out);
-        self.tier.unknown_fields(&format!("{path}/tier"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The name of a managed cluster SKU.
@@ -3290,18 +2503,11 @@ armgen_runtime::open_enum! {
 pub struct ManagedClusterStaticEgressGatewayProfile {
     /// Enable Static Egress Gateway addon. Indicates if Static Egress Gateway addon is enabled or not.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterStaticEgressGatewayProfile { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterStaticEgressGatewayProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Contains read-only information about the Managed Cluster.
 ///
@@ -3312,20 +2518,11 @@ pub struct ManagedClusterStatus {
     ///
     /// Read-only.
     pub provisioning_error: Option<ErrorDetail>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterStatus { "provisioningError" => provisioning_error } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterStatus {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.provisioning_error
-            .unknown_fields(&format!("{path}/provisioningError"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Storage profile for the container service cluster.
 ///
@@ -3340,8 +2537,7 @@ pub struct ManagedClusterStorageProfile {
     pub snapshot_controller: Option<ManagedClusterStorageProfileSnapshotController>,
     /// AzureBlob CSI Driver settings for the storage profile.
     pub blob_csi_driver: Option<ManagedClusterStorageProfileBlobCsiDriver>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -3354,17 +2550,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.disk_csi_driver.unknown_fields(&format!("{path}/diskCSIDriver"), out);
-        self.file_csi_driver.unknown_fields(&format!("{path}/fileCSIDriver"), out);
-        self.snapshot_controller
-            .unknown_fields(&format!("{path}/snapshotController"), out);
-        self.blob_csi_driver.unknown_fields(&format!("{path}/blobCSIDriver"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// AzureBlob CSI Driver settings for the storage profile.
 ///
 /// Schema `ManagedClusterStorageProfileBlobCSIDriver`.
@@ -3372,18 +2557,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfile {
 pub struct ManagedClusterStorageProfileBlobCsiDriver {
     /// Whether to enable AzureBlob CSI Driver. The default value is false.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterStorageProfileBlobCsiDriver { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// AzureDisk CSI Driver settings for the storage profile.
 ///
@@ -3392,18 +2570,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileBlobCsiDriver
 pub struct ManagedClusterStorageProfileDiskCsiDriver {
     /// Whether to enable AzureDisk CSI Driver. The default value is true.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterStorageProfileDiskCsiDriver { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// AzureFile CSI Driver settings for the storage profile.
 ///
@@ -3412,18 +2583,11 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileDiskCsiDriver
 pub struct ManagedClusterStorageProfileFileCsiDriver {
     /// Whether to enable AzureFile CSI Driver. The default value is true.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManagedClusterStorageProfileFileCsiDriver { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Snapshot Controller settings for the storage profile.
 ///
@@ -3432,19 +2596,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileFileCsiDriver
 pub struct ManagedClusterStorageProfileSnapshotController {
     /// Whether to enable Snapshot Controller. The default value is true.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterStorageProfileSnapshotController { "enabled" => enabled } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterStorageProfileSnapshotController {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The list of available upgrades for compute pools.
@@ -3470,8 +2627,7 @@ pub struct ManagedClusterUpgradeProfile {
     pub system_data: Option<SystemData>,
     /// The properties of the upgrade profile.
     pub properties: ManagedClusterUpgradeProfileProperties,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -3485,14 +2641,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Control plane and agent pool upgrade profiles.
 ///
 /// Schema `ManagedClusterUpgradeProfileProperties`.
@@ -3502,8 +2650,7 @@ pub struct ManagedClusterUpgradeProfileProperties {
     pub control_plane_profile: ManagedClusterPoolUpgradeProfile,
     /// The list of available upgrade versions for agent pools.
     pub agent_pool_profiles: Vec<ManagedClusterPoolUpgradeProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -3514,16 +2661,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfileProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.control_plane_profile
-            .unknown_fields(&format!("{path}/controlPlaneProfile"), out);
-        self.agent_pool_profiles
-            .unknown_fields(&format!("{path}/agentPoolProfiles"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Configurations for Gateway API providers to be used for managed ingress with App Routing.
 ///
 /// Schema `ManagedClusterWebAppRoutingGatewayAPIImplementations`.
@@ -3531,20 +2668,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterUpgradeProfileProperties {
 pub struct ManagedClusterWebAppRoutingGatewayApiImplementations {
     /// Configuration for using a sidecar-less Istio control plane for managed ingress via the Gateway API with App Routing. See <https://aka.ms/gateway-on-istio> for information on using Istio for ingress via the Gateway API.
     pub app_routing_istio: Option<ManagedClusterAppRoutingIstio>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterWebAppRoutingGatewayApiImplementations { "appRoutingIstio" => app_routing_istio } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterWebAppRoutingGatewayApiImplementations {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.app_routing_istio.unknown_fields(&format!("{path}/appRoutingIstio"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile for Windows VMs in the managed cluster.
@@ -3564,8 +2693,7 @@ pub struct ManagedClusterWindowsProfile {
     pub enable_csi_proxy: Option<bool>,
     /// The Windows gMSA Profile in the Managed Cluster.
     pub gmsa_profile: Option<WindowsGmsaProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -3579,14 +2707,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ManagedClusterWindowsProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.license_type.unknown_fields(&format!("{path}/licenseType"), out);
-        self.gmsa_profile.unknown_fields(&format!("{path}/gmsaProfile"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Workload Auto-scaler profile for the managed cluster.
 ///
 /// Schema `ManagedClusterWorkloadAutoScalerProfile`.
@@ -3596,22 +2716,12 @@ pub struct ManagedClusterWorkloadAutoScalerProfile {
     pub keda: Option<ManagedClusterWorkloadAutoScalerProfileKeda>,
     /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
     pub vertical_pod_autoscaler: Option<ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterWorkloadAutoScalerProfile { "keda" => keda, "verticalPodAutoscaler" => vertical_pod_autoscaler } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.keda.unknown_fields(&format!("{path}/keda"), out);
-        self.vertical_pod_autoscaler
-            .unknown_fields(&format!("{path}/verticalPodAutoscaler"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// KEDA (Kubernetes Event-driven Autoscaling) settings for the workload auto-scaler profile.
@@ -3621,19 +2731,12 @@ impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfile {
 pub struct ManagedClusterWorkloadAutoScalerProfileKeda {
     /// Whether to enable KEDA.
     pub enabled: bool,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterWorkloadAutoScalerProfileKeda { "enabled" => enabled (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileKeda {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// VPA (Vertical Pod Autoscaler) settings for the workload auto-scaler profile.
@@ -3645,19 +2748,12 @@ pub struct ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
     ///
     /// Default: `false`.
     pub enabled: bool,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler { "enabled" => enabled (required) } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedClusterWorkloadAutoScalerProfileVerticalPodAutoscaler {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -3686,19 +2782,12 @@ pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     ///
     /// Read-only.
     pub client_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedServiceIdentityUserAssignedIdentitiesValue { "principalId" => principal_id, "clientId" => client_id } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedServiceIdentityUserAssignedIdentitiesValue {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -3868,8 +2957,7 @@ pub struct PrivateLinkResource {
     ///
     /// Read-only. Format: `arm-id`.
     pub private_link_service_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -3882,12 +2970,6 @@ armgen_runtime::json_object! {
         "requiredMembers" => required_members,
         "privateLinkServiceID" => private_link_service_id,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for PrivateLinkResource {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -3940,18 +3022,11 @@ pub struct ResourceReference {
     ///
     /// Format: `arm-id`.
     pub id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ResourceReference { "id" => id } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ResourceReference {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The restriction level applied to the cluster's node resource group. If not specified, the default is 'Unrestricted'
@@ -3986,21 +3061,12 @@ armgen_runtime::open_enum! {
 pub struct SchedulerInstanceProfile {
     /// The configuration mode to be used by the AKS-managed scheduler.
     pub scheduler_config_mode: Option<SchedulerConfigMode>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     SchedulerInstanceProfile { "schedulerConfigMode" => scheduler_config_mode } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for SchedulerInstanceProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.scheduler_config_mode
-            .unknown_fields(&format!("{path}/schedulerConfigMode"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Profile with scheduler-related settings, like the configuration mode for each scheduler managed by AKS. See <https://aka.ms/aks/scheduler-profile>.
@@ -4010,19 +3076,11 @@ impl armgen_runtime::UnknownFields for SchedulerInstanceProfile {
 pub struct SchedulerProfile {
     /// Profile with settings related to upstream variant of kube-scheduler (<https://github.com/kubernetes/kubernetes/tree/master/pkg/scheduler>).
     pub upstream: Option<SchedulerInstanceProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { SchedulerProfile { "upstream" => upstream } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for SchedulerProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.upstream.unknown_fields(&format!("{path}/upstream"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// Mode of the service mesh.
@@ -4046,21 +3104,12 @@ pub struct ServiceMeshProfile {
     pub mode: ServiceMeshMode,
     /// Istio service mesh configuration.
     pub istio: Option<IstioServiceMesh>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     no_default ServiceMeshProfile { "mode" => mode (required), "istio" => istio } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ServiceMeshProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        self.istio.unknown_fields(&format!("{path}/istio"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -4106,19 +3155,12 @@ pub struct UpgradeOverrideSettings {
     ///
     /// Format: `date-time`.
     pub until: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     UpgradeOverrideSettings { "forceUpgrade" => force_upgrade, "until" => until } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for UpgradeOverrideSettings {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Details about a user assigned identity.
@@ -4134,19 +3176,12 @@ pub struct UserAssignedIdentity {
     pub client_id: Option<String>,
     /// The object ID of the user assigned identity.
     pub object_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     UserAssignedIdentity { "resourceId" => resource_id, "clientId" => client_id, "objectId" => object_id } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for UserAssignedIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Windows gMSA Profile in the managed cluster.
@@ -4160,17 +3195,10 @@ pub struct WindowsGmsaProfile {
     pub dns_server: Option<String>,
     /// Specifies the root domain name for Windows gMSA. &lt;br&gt;&lt;br&gt; Set it to empty if you have configured the DNS server in the vnet which is used to create the managed cluster.
     pub root_domain_name: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     WindowsGmsaProfile { "enabled" => enabled, "dnsServer" => dns_server, "rootDomainName" => root_domain_name } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for WindowsGmsaProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

@@ -15,18 +15,11 @@ use std::collections::BTreeMap;
 pub struct AgentPoolArtifactStreamingProfile {
     /// Artifact streaming speeds up the cold-start of containers on a node through on-demand image loading. To use this feature, container images must also enable artifact streaming on ACR. If not specified, the default is false.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { AgentPoolArtifactStreamingProfile { "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for AgentPoolArtifactStreamingProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Profile of the managed cluster gateway agent pool.
 ///
@@ -37,19 +30,12 @@ pub struct AgentPoolGatewayProfile {
     ///
     /// Format: `int32`. Default: `31`.
     pub public_ip_prefix_size: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AgentPoolGatewayProfile { "publicIPPrefixSize" => public_ip_prefix_size } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolGatewayProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -80,8 +66,7 @@ pub struct AgentPoolNetworkProfile {
     pub application_security_groups: Option<Vec<String>>,
     /// DRANET settings of an agent pool.
     pub dranet: Option<DranetProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -92,16 +77,6 @@ armgen_runtime::json_object! {
         "applicationSecurityGroups" => application_security_groups,
         "dranet" => dranet,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolNetworkProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.node_public_ip_tags
-            .unknown_fields(&format!("{path}/nodePublicIPTags"), out);
-        self.allowed_host_ports.unknown_fields(&format!("{path}/allowedHostPorts"), out);
-        self.dranet.unknown_fields(&format!("{path}/dranet"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The security settings of an agent pool.
@@ -115,8 +90,7 @@ pub struct AgentPoolSecurityProfile {
     pub enable_secure_boot: Option<bool>,
     /// SSH access method of an agent pool.
     pub ssh_access: Option<AgentPoolSshAccess>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -126,13 +100,6 @@ armgen_runtime::json_object! {
         "enableSecureBoot" => enable_secure_boot,
         "sshAccess" => ssh_access,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolSecurityProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.ssh_access.unknown_fields(&format!("{path}/sshAccess"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -159,20 +126,11 @@ pub struct AgentPoolStatus {
     ///
     /// Read-only.
     pub provisioning_error: Option<ErrorDetail>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { AgentPoolStatus { "provisioningError" => provisioning_error } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for AgentPoolStatus {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.provisioning_error
-            .unknown_fields(&format!("{path}/provisioningError"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The type of Agent Pool.
@@ -208,8 +166,7 @@ pub struct AgentPoolUpgradeSettings {
     pub node_soak_duration_in_minutes: Option<i32>,
     /// Defines the behavior for undrainable nodes during upgrade. The most common cause of undrainable nodes is Pod Disruption Budgets (PDBs), but other issues, such as pod termination grace period is exceeding the remaining per-node drain timeout or pod is still being in a running state, can also cause undrainable nodes.
     pub undrainable_node_behavior: Option<UndrainableNodeBehavior>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -223,14 +180,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.undrainable_node_behavior
-            .unknown_fields(&format!("{path}/undrainableNodeBehavior"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// The Windows agent pool's specific profile.
 ///
 /// Schema `AgentPoolWindowsProfile`.
@@ -238,19 +187,12 @@ impl armgen_runtime::UnknownFields for AgentPoolUpgradeSettings {
 pub struct AgentPoolWindowsProfile {
     /// Whether to disable OutboundNAT in windows nodes. The default value is false. Outbound NAT can only be disabled if the cluster outboundType is NAT Gateway and the Windows agent pool does not have node public IP enabled.
     pub disable_outbound_nat: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AgentPoolWindowsProfile { "disableOutboundNat" => disable_outbound_nat } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AgentPoolWindowsProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Specifications on auto-scaling.
@@ -268,19 +210,12 @@ pub struct AutoScaleProfile {
     ///
     /// Format: `int32`.
     pub max_count: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AutoScaleProfile { "size" => size, "minCount" => min_count, "maxCount" => max_count } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AutoScaleProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -322,18 +257,11 @@ pub struct CreationData {
     ///
     /// Format: `arm-id`.
     pub source_resource_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { CreationData { "sourceResourceId" => source_resource_id } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for CreationData {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The DRANET mode for the agent pool.
@@ -355,19 +283,11 @@ armgen_runtime::open_enum! {
 pub struct DranetProfile {
     /// The DRANET mode for the agent pool.
     pub mode: Option<DranetMode>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { DranetProfile { "mode" => mode } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for DranetProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// The resource management error additional info.
 ///
@@ -382,18 +302,11 @@ pub struct ErrorAdditionalInfo {
     ///
     /// Read-only.
     pub info: Option<serde_json::Value>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ErrorAdditionalInfo { "type" => r#type, "info" => info } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// The error detail.
 ///
@@ -420,8 +333,7 @@ pub struct ErrorDetail {
     ///
     /// Read-only.
     pub additional_info: Option<Vec<ErrorAdditionalInfo>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -433,14 +345,6 @@ armgen_runtime::json_object! {
         "details" => details,
         "additionalInfo" => additional_info,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ErrorDetail {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.details.unknown_fields(&format!("{path}/details"), out);
-        self.additional_info.unknown_fields(&format!("{path}/additionalInfo"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -484,20 +388,11 @@ pub struct GpuProfile {
     pub driver: Option<GpuDriver>,
     /// NVIDIA-specific GPU settings.
     pub nvidia: Option<NvidiaGpuProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { GpuProfile { "driver" => driver, "nvidia" => nvidia } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for GpuProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.driver.unknown_fields(&format!("{path}/driver"), out);
-        self.nvidia.unknown_fields(&format!("{path}/nvidia"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// To determine if address belongs IPv4 or IPv6 family
@@ -521,18 +416,11 @@ pub struct IpTag {
     pub ip_tag_type: Option<String>,
     /// The value of the IP tag associated with the public IP. Example: Internet.
     pub tag: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { IpTag { "ipTagType" => ip_tag_type, "tag" => tag } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for IpTag {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Kubelet configurations of agent nodes. See [AKS custom node configuration](<https://docs.microsoft.com/azure/aks/custom-node-configuration>) for more details.
 ///
@@ -571,8 +459,7 @@ pub struct KubeletConfig {
     ///
     /// Format: `int32`.
     pub pod_max_pids: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -590,12 +477,6 @@ armgen_runtime::json_object! {
         "containerLogMaxFiles" => container_log_max_files,
         "podMaxPids" => pod_max_pids,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for KubeletConfig {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -626,8 +507,7 @@ pub struct LinuxOsConfig {
     ///
     /// Format: `int32`.
     pub swap_file_size_mb: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -638,13 +518,6 @@ armgen_runtime::json_object! {
         "transparentHugePageDefrag" => transparent_huge_page_defrag,
         "swapFileSizeMB" => swap_file_size_mb,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for LinuxOsConfig {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.sysctls.unknown_fields(&format!("{path}/sysctls"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -727,8 +600,7 @@ pub struct LocalDnsOverride {
     ///
     /// Default: `"Immediate"`.
     pub serve_stale: Option<LocalDnsServeStale>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -743,18 +615,6 @@ armgen_runtime::json_object! {
         "serveStaleDurationInSeconds" => serve_stale_duration_in_seconds,
         "serveStale" => serve_stale,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for LocalDnsOverride {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.query_logging.unknown_fields(&format!("{path}/queryLogging"), out);
-        self.protocol.unknown_fields(&format!("{path}/protocol"), out);
-        self.forward_destination
-            .unknown_fields(&format!("{path}/forwardDestination"), out);
-        self.forward_policy.unknown_fields(&format!("{path}/forwardPolicy"), out);
-        self.serve_stale.unknown_fields(&format!("{path}/serveStale"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Configures the per-node local DNS, with VnetDNS and KubeDNS overrides. LocalDNS helps improve performance and reliability of DNS resolution in an AKS cluster. For more details see aka.ms/aks/localdns.
@@ -774,8 +634,7 @@ pub struct LocalDnsProfile {
     pub vnet_dns_overrides: Option<BTreeMap<String, LocalDnsOverride>>,
     /// KubeDNS overrides apply to DNS traffic from pods with dnsPolicy:ClusterFirst (referred to as KubeDNS traffic).
     pub kube_dns_overrides: Option<BTreeMap<String, LocalDnsOverride>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -786,16 +645,6 @@ armgen_runtime::json_object! {
         "vnetDNSOverrides" => vnet_dns_overrides,
         "kubeDNSOverrides" => kube_dns_overrides,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for LocalDnsProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.mode.unknown_fields(&format!("{path}/mode"), out);
-        self.state.unknown_fields(&format!("{path}/state"), out);
-        self.vnet_dns_overrides.unknown_fields(&format!("{path}/vnetDNSOverrides"), out);
-        self.kube_dns_overrides.unknown_fields(&format!("{path}/kubeDNSOverrides"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -876,18 +725,11 @@ pub struct ManualScaleProfile {
     ///
     /// Format: `int32`.
     pub count: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ManualScaleProfile { "size" => size, "count" => count } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ManualScaleProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// NVIDIA-specific GPU settings
 ///
@@ -896,19 +738,11 @@ impl armgen_runtime::UnknownFields for ManualScaleProfile {
 pub struct NvidiaGpuProfile {
     /// The Fully Managed GPU experience installs and manages the GPU driver, Kubernetes device plugin, and DCGM metrics exporter. For more details, see <https://aka.ms/aks/managed-gpu>.
     pub management_mode: Option<ManagementMode>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { NvidiaGpuProfile { "managementMode" => management_mode } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for NvidiaGpuProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.management_mode.unknown_fields(&format!("{path}/managementMode"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The OS disk type to be used for machines in the agent pool. The default is 'Ephemeral' if the VM supports it and has a cache disk larger than the requested OSDiskSizeGB. Otherwise, defaults to 'Managed'. May not be changed after creation. For more information see [Ephemeral OS](<https://docs.microsoft.com/azure/aks/cluster-configuration#ephemeral-os>).
@@ -993,20 +827,12 @@ pub struct PortRange {
     pub port_end: Option<i32>,
     /// The network protocol of the port.
     pub protocol: Option<Protocol>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     PortRange { "portStart" => port_start, "portEnd" => port_end, "protocol" => protocol } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for PortRange {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.protocol.unknown_fields(&format!("{path}/protocol"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Describes the Power State of the cluster
@@ -1016,19 +842,11 @@ impl armgen_runtime::UnknownFields for PortRange {
 pub struct PowerState {
     /// Tells whether the cluster is Running or Stopped
     pub code: Option<Code>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { PowerState { "code" => code } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for PowerState {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.code.unknown_fields(&format!("{path}/code"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The network protocol of the port.
@@ -1068,20 +886,11 @@ pub struct ScaleProfile {
     /// Scaling decisions across profiles are governed by the cluster autoscaler expander,
     /// configurable via `ManagedCluster.properties.autoScalerProfile.expander`.
     pub autoscale: Option<Vec<AutoScaleProfile>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ScaleProfile { "manual" => manual, "autoscale" => autoscale } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ScaleProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.manual.unknown_fields(&format!("{path}/manual"), out);
-        self.autoscale.unknown_fields(&format!("{path}/autoscale"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The Virtual Machine Scale Set eviction policy. The eviction policy specifies what to do with the VM when it is evicted. The default is Delete. For more information about eviction see [spot VMs](<https://docs.microsoft.com/azure/virtual-machines/spot-vms>)
@@ -1222,8 +1031,7 @@ pub struct SysctlConfig {
     ///
     /// Format: `int32`.
     pub vm_vfs_cache_pressure: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1260,12 +1068,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for SysctlConfig {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Metadata pertaining to creation and last modification of the resource.
 ///
 /// Schema `SystemData`.
@@ -1287,8 +1089,7 @@ pub struct SystemData {
     ///
     /// Format: `date-time`.
     pub last_modified_at: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -1301,15 +1102,6 @@ armgen_runtime::json_object! {
         "lastModifiedByType" => last_modified_by_type,
         "lastModifiedAt" => last_modified_at,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for SystemData {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.created_by_type.unknown_fields(&format!("{path}/createdByType"), out);
-        self.last_modified_by_type
-            .unknown_fields(&format!("{path}/lastModifiedByType"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -1336,18 +1128,11 @@ pub struct VirtualMachineNodes {
     ///
     /// Format: `int32`.
     pub count: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { VirtualMachineNodes { "size" => size, "count" => count } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for VirtualMachineNodes {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Specifications on VirtualMachines agent pool.
 ///
@@ -1356,19 +1141,11 @@ impl armgen_runtime::UnknownFields for VirtualMachineNodes {
 pub struct VirtualMachinesProfile {
     /// Specifications on how to scale a VirtualMachines agent pool.
     pub scale: Option<ScaleProfile>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { VirtualMachinesProfile { "scale" => scale } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for VirtualMachinesProfile {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.scale.unknown_fields(&format!("{path}/scale"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// Determines the type of workload a node can run.

@@ -31,8 +31,7 @@ pub struct TrustedAccessRoleBinding {
     pub system_data: Option<SystemData>,
     /// Properties for trusted access role binding
     pub properties: TrustedAccessRoleBindingProperties,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -44,14 +43,6 @@ armgen_runtime::json_object! {
         "systemData" => system_data,
         "properties" => properties (required),
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for TrustedAccessRoleBinding {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Properties for trusted access role binding
@@ -69,8 +60,7 @@ pub struct TrustedAccessRoleBindingProperties {
     pub source_resource_id: String,
     /// A list of roles to bind, each item is a resource type qualified role name. For example: 'Microsoft.MachineLearningServices/workspaces/reader'.
     pub roles: Vec<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -80,14 +70,6 @@ armgen_runtime::json_object! {
         "sourceResourceId" => source_resource_id (required),
         "roles" => roles (required),
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for TrustedAccessRoleBindingProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {

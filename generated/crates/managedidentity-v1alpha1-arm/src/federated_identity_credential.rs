@@ -30,8 +30,7 @@ pub struct FederatedIdentityCredential {
     pub system_data: Option<SystemData>,
     /// The properties associated with the federated identity credential.
     pub properties: Option<FederatedIdentityCredentialProperties>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -43,14 +42,6 @@ armgen_runtime::json_object! {
         "systemData" => system_data,
         "properties" => properties,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for FederatedIdentityCredential {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The properties associated with a federated identity credential.
@@ -66,8 +57,7 @@ pub struct FederatedIdentityCredentialProperties {
     pub subject: String,
     /// The list of audiences that can appear in the issued token.
     pub audiences: Vec<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -77,10 +67,4 @@ armgen_runtime::json_object! {
         "subject" => subject (required),
         "audiences" => audiences (required),
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for FederatedIdentityCredentialProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

@@ -46,8 +46,7 @@ pub struct SystemData {
     ///
     /// Format: `date-time`.
     pub last_modified_at: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -60,13 +59,4 @@ armgen_runtime::json_object! {
         "lastModifiedByType" => last_modified_by_type,
         "lastModifiedAt" => last_modified_at,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for SystemData {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.created_by_type.unknown_fields(&format!("{path}/createdByType"), out);
-        self.last_modified_by_type
-            .unknown_fields(&format!("{path}/lastModifiedByType"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

@@ -37,8 +37,7 @@ pub struct Identity {
     pub location: String,
     /// The properties associated with the identity.
     pub properties: Option<UserAssignedIdentityProperties>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -52,14 +51,6 @@ armgen_runtime::json_object! {
         "location" => location (required),
         "properties" => properties,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for Identity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.system_data.unknown_fields(&format!("{path}/systemData"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -94,8 +85,7 @@ pub struct UserAssignedIdentityProperties {
     pub client_id: Option<String>,
     /// Enum to configure regional restrictions on identity assignment, as necessary.
     pub isolation_scope: Option<IsolationScope>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -106,11 +96,4 @@ armgen_runtime::json_object! {
         "clientId" => client_id,
         "isolationScope" => isolation_scope,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for UserAssignedIdentityProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.isolation_scope.unknown_fields(&format!("{path}/isolationScope"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

@@ -27,8 +27,7 @@ pub struct ApplicationGatewayIpConfiguration {
     ///
     /// Read-only.
     pub r#type: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -42,13 +41,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ApplicationGatewayIpConfiguration {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Properties of IP configuration of an application gateway.
 ///
 /// Schema `ApplicationGatewayIPConfigurationPropertiesFormat`.
@@ -60,22 +52,12 @@ pub struct ApplicationGatewayIpConfigurationPropertiesFormat {
     ///
     /// Read-only.
     pub provisioning_state: Option<ProvisioningState>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ApplicationGatewayIpConfigurationPropertiesFormat { "subnet" => subnet, "provisioningState" => provisioning_state } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ApplicationGatewayIpConfigurationPropertiesFormat {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.subnet.unknown_fields(&format!("{path}/subnet"), out);
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// An error response from the service.
@@ -91,20 +73,12 @@ pub struct CloudErrorBody {
     pub target: Option<String>,
     /// A list of additional details about the error.
     pub details: Option<Vec<CloudErrorBody>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     CloudErrorBody { "code" => code, "message" => message, "target" => target, "details" => details } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for CloudErrorBody {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.details.unknown_fields(&format!("{path}/details"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Details the service to which the subnet is delegated.
@@ -124,20 +98,12 @@ pub struct Delegation {
     pub etag: Option<String>,
     /// Resource type.
     pub r#type: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     Delegation { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for Delegation {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// IpamPool prefix allocation reference.
@@ -152,8 +118,7 @@ pub struct IpamPoolPrefixAllocation {
     ///
     /// Read-only.
     pub allocated_address_prefixes: Option<Vec<String>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -165,13 +130,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for IpamPoolPrefixAllocation {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.pool.unknown_fields(&format!("{path}/pool"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Schema `IpamPoolPrefixAllocationPool`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct IpamPoolPrefixAllocationPool {
@@ -179,18 +137,11 @@ pub struct IpamPoolPrefixAllocationPool {
     ///
     /// Format: `arm-id`.
     pub id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { IpamPoolPrefixAllocationPool { "id" => id } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for IpamPoolPrefixAllocationPool {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The current provisioning state.
@@ -230,20 +181,12 @@ pub struct ResourceNavigationLink {
     ///
     /// Read-only.
     pub r#type: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ResourceNavigationLink { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ResourceNavigationLink {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Properties of ResourceNavigationLink.
@@ -259,8 +202,7 @@ pub struct ResourceNavigationLinkFormat {
     ///
     /// Read-only.
     pub provisioning_state: Option<ProvisioningState>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -270,14 +212,6 @@ armgen_runtime::json_object! {
         "link" => link,
         "provisioningState" => provisioning_state,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ResourceNavigationLinkFormat {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// ServiceAssociationLink resource.
@@ -299,20 +233,12 @@ pub struct ServiceAssociationLink {
     ///
     /// Read-only.
     pub r#type: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ServiceAssociationLink { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ServiceAssociationLink {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Properties of ServiceAssociationLink.
@@ -332,8 +258,7 @@ pub struct ServiceAssociationLinkPropertiesFormat {
     pub allow_delete: Option<bool>,
     /// A list of locations.
     pub locations: Option<Vec<String>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -345,14 +270,6 @@ armgen_runtime::json_object! {
         "allowDelete" => allow_delete,
         "locations" => locations,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ServiceAssociationLinkPropertiesFormat {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Properties of a service delegation.
@@ -370,8 +287,7 @@ pub struct ServiceDelegationPropertiesFormat {
     ///
     /// Read-only.
     pub provisioning_state: Option<ProvisioningState>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -381,14 +297,6 @@ armgen_runtime::json_object! {
         "actions" => actions,
         "provisioningState" => provisioning_state,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ServiceDelegationPropertiesFormat {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// The service endpoint properties.
@@ -406,8 +314,7 @@ pub struct ServiceEndpointPropertiesFormat {
     ///
     /// Read-only.
     pub provisioning_state: Option<ProvisioningState>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -418,16 +325,6 @@ armgen_runtime::json_object! {
         "locations" => locations,
         "provisioningState" => provisioning_state,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ServiceEndpointPropertiesFormat {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.network_identifier
-            .unknown_fields(&format!("{path}/networkIdentifier"), out);
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -450,18 +347,11 @@ armgen_runtime::open_enum! {
 pub struct SubResource {
     /// Resource ID.
     pub id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { SubResource { "id" => id } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for SubResource {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Subnet in a virtual network resource.
 ///
@@ -480,20 +370,12 @@ pub struct Subnet {
     pub etag: Option<String>,
     /// Resource type.
     pub r#type: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     Subnet { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for Subnet {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Properties of the subnet.
@@ -563,8 +445,7 @@ pub struct SubnetPropertiesFormat {
     pub default_outbound_access: Option<bool>,
     /// A list of IPAM Pools for allocating IP address prefixes.
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -593,31 +474,6 @@ armgen_runtime::json_object! {
         "defaultOutboundAccess" => default_outbound_access,
         "ipamPoolPrefixAllocations" => ipam_pool_prefix_allocations,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for SubnetPropertiesFormat {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.nat_gateway.unknown_fields(&format!("{path}/natGateway"), out);
-        self.service_endpoints.unknown_fields(&format!("{path}/serviceEndpoints"), out);
-        self.ip_allocations.unknown_fields(&format!("{path}/ipAllocations"), out);
-        self.resource_navigation_links
-            .unknown_fields(&format!("{path}/resourceNavigationLinks"), out);
-        self.service_association_links
-            .unknown_fields(&format!("{path}/serviceAssociationLinks"), out);
-        self.delegations.unknown_fields(&format!("{path}/delegations"), out);
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        self.private_endpoint_network_policies
-            .unknown_fields(&format!("{path}/privateEndpointNetworkPolicies"), out);
-        self.private_link_service_network_policies
-            .unknown_fields(&format!("{path}/privateLinkServiceNetworkPolicies"), out);
-        self.application_gateway_ip_configurations
-            .unknown_fields(&format!("{path}/applicationGatewayIPConfigurations"), out);
-        self.sharing_scope.unknown_fields(&format!("{path}/sharingScope"), out);
-        self.ipam_pool_prefix_allocations
-            .unknown_fields(&format!("{path}/ipamPoolPrefixAllocations"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {

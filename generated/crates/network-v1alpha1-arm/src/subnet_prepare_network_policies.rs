@@ -30,8 +30,7 @@ pub struct NetworkIntentPolicy {
     ///
     /// Read-only.
     pub etag: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -46,12 +45,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for NetworkIntentPolicy {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Details of NetworkIntentPolicyConfiguration for PrepareNetworkPoliciesRequest.
 ///
 /// Schema `NetworkIntentPolicyConfiguration`.
@@ -61,8 +54,7 @@ pub struct NetworkIntentPolicyConfiguration {
     pub network_intent_policy_name: Option<String>,
     /// Source network intent policy.
     pub source_network_intent_policy: Option<NetworkIntentPolicy>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -71,14 +63,6 @@ armgen_runtime::json_object! {
         "networkIntentPolicyName" => network_intent_policy_name,
         "sourceNetworkIntentPolicy" => source_network_intent_policy,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for NetworkIntentPolicyConfiguration {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.source_network_intent_policy
-            .unknown_fields(&format!("{path}/sourceNetworkIntentPolicy"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Details of PrepareNetworkPolicies for Subnet.
@@ -90,8 +74,7 @@ pub struct PrepareNetworkPoliciesRequest {
     pub service_name: Option<String>,
     /// A list of NetworkIntentPolicyConfiguration.
     pub network_intent_policy_configurations: Option<Vec<NetworkIntentPolicyConfiguration>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -100,14 +83,6 @@ armgen_runtime::json_object! {
         "serviceName" => service_name,
         "networkIntentPolicyConfigurations" => network_intent_policy_configurations,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for PrepareNetworkPoliciesRequest {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.network_intent_policy_configurations
-            .unknown_fields(&format!("{path}/networkIntentPolicyConfigurations"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Runs the ARM action `PrepareNetworkPolicies` (`POST /subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.Network/virtualNetworks/{virtualNetworkName}/subnets/{subnetName}/PrepareNetworkPolicies`) on a `Subnet` once, and records its outcome.
@@ -131,8 +106,7 @@ pub struct SubnetPrepareNetworkPolicies {
     ///
     /// Read-only.
     pub error: Option<CloudErrorBody>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -143,12 +117,4 @@ armgen_runtime::json_object! {
         "endTime" => end_time,
         "error" => error,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for SubnetPrepareNetworkPolicies {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.parameters.unknown_fields(&format!("{path}/parameters"), out);
-        self.error.unknown_fields(&format!("{path}/error"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

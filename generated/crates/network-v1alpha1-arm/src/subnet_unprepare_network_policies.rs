@@ -28,8 +28,7 @@ pub struct SubnetUnprepareNetworkPolicies {
     ///
     /// Read-only.
     pub error: Option<CloudErrorBody>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -42,14 +41,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for SubnetUnprepareNetworkPolicies {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.parameters.unknown_fields(&format!("{path}/parameters"), out);
-        self.error.unknown_fields(&format!("{path}/error"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Details of UnprepareNetworkPolicies for Subnet.
 ///
 /// Schema `UnprepareNetworkPoliciesRequest`.
@@ -57,15 +48,8 @@ impl armgen_runtime::UnknownFields for SubnetUnprepareNetworkPolicies {
 pub struct UnprepareNetworkPoliciesRequest {
     /// The name of the service for which subnet is being unprepared for.
     pub service_name: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { UnprepareNetworkPoliciesRequest { "serviceName" => service_name } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for UnprepareNetworkPoliciesRequest {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}

@@ -17,21 +17,12 @@ pub struct AddressSpace {
     pub address_prefixes: Option<Vec<String>>,
     /// A list of IPAM Pools allocating IP address prefixes.
     pub ipam_pool_prefix_allocations: Option<Vec<IpamPoolPrefixAllocation>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     AddressSpace { "addressPrefixes" => address_prefixes, "ipamPoolPrefixAllocations" => ipam_pool_prefix_allocations } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for AddressSpace {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.ipam_pool_prefix_allocations
-            .unknown_fields(&format!("{path}/ipamPoolPrefixAllocations"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// DhcpOptions contains an array of DNS servers available to VMs deployed in the virtual network. Standard DHCP option for a subnet overrides VNET DHCP options.
@@ -41,18 +32,11 @@ impl armgen_runtime::UnknownFields for AddressSpace {
 pub struct DhcpOptions {
     /// The list of DNS servers IP addresses.
     pub dns_servers: Option<Vec<String>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { DhcpOptions { "dnsServers" => dns_servers } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for DhcpOptions {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// ExtendedLocation complex type.
 ///
@@ -63,19 +47,11 @@ pub struct ExtendedLocation {
     pub name: Option<String>,
     /// The type of the extended location.
     pub r#type: Option<ExtendedLocationType>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ExtendedLocation { "name" => name, "type" => r#type } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ExtendedLocation {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.r#type.unknown_fields(&format!("{path}/type"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The supported ExtendedLocation types. Currently only EdgeZone is supported in Microsoft.Network resources.
@@ -115,8 +91,7 @@ pub struct FlowLog {
     pub etag: Option<String>,
     /// FlowLog resource Managed Identity
     pub identity: Option<ManagedServiceIdentity>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -133,14 +108,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for FlowLog {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        self.identity.unknown_fields(&format!("{path}/identity"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Parameters that define the flow log format.
 ///
 /// Schema `FlowLogFormatParameters`.
@@ -152,19 +119,11 @@ pub struct FlowLogFormatParameters {
     ///
     /// Format: `int32`. Default: `0`.
     pub version: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { FlowLogFormatParameters { "type" => r#type, "version" => version } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for FlowLogFormatParameters {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.r#type.unknown_fields(&format!("{path}/type"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 armgen_runtime::open_enum! {
     /// The file type of flow log.
@@ -204,8 +163,7 @@ pub struct FlowLogPropertiesFormat {
     ///
     /// Read-only.
     pub provisioning_state: Option<ProvisioningState>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -221,18 +179,6 @@ armgen_runtime::json_object! {
         "flowAnalyticsConfiguration" => flow_analytics_configuration,
         "provisioningState" => provisioning_state,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for FlowLogPropertiesFormat {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.retention_policy.unknown_fields(&format!("{path}/retentionPolicy"), out);
-        self.format.unknown_fields(&format!("{path}/format"), out);
-        self.flow_analytics_configuration
-            .unknown_fields(&format!("{path}/flowAnalyticsConfiguration"), out);
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Identity for the resource.
@@ -252,8 +198,7 @@ pub struct ManagedServiceIdentity {
     pub r#type: Option<ResourceIdentityType>,
     /// The list of user identities associated with resource. The user identity dictionary key references will be ARM resource ids in the form: '/subscriptions/{subscriptionId}/resourceGroups/{resourceGroupName}/providers/Microsoft.ManagedIdentity/userAssignedIdentities/{identityName}'.
     pub user_assigned_identities: Option<BTreeMap<String, ManagedServiceIdentityUserAssignedIdentitiesValue>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -264,15 +209,6 @@ armgen_runtime::json_object! {
         "type" => r#type,
         "userAssignedIdentities" => user_assigned_identities,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedServiceIdentity {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.r#type.unknown_fields(&format!("{path}/type"), out);
-        self.user_assigned_identities
-            .unknown_fields(&format!("{path}/userAssignedIdentities"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Schema `ManagedServiceIdentityUserAssignedIdentitiesValue`.
@@ -286,19 +222,12 @@ pub struct ManagedServiceIdentityUserAssignedIdentitiesValue {
     ///
     /// Read-only.
     pub client_id: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ManagedServiceIdentityUserAssignedIdentitiesValue { "principalId" => principal_id, "clientId" => client_id } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ManagedServiceIdentityUserAssignedIdentitiesValue {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -344,18 +273,11 @@ pub struct RetentionPolicyParameters {
     ///
     /// Default: `false`.
     pub enabled: Option<bool>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { RetentionPolicyParameters { "days" => days, "enabled" => enabled } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for RetentionPolicyParameters {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// Parameters that define the configuration of traffic analytics.
 ///
@@ -374,8 +296,7 @@ pub struct TrafficAnalyticsConfigurationProperties {
     ///
     /// Format: `int32`.
     pub traffic_analytics_interval: Option<i32>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -389,12 +310,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for TrafficAnalyticsConfigurationProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Parameters that define the configuration of traffic analytics.
 ///
 /// Schema `TrafficAnalyticsProperties`.
@@ -402,8 +317,7 @@ impl armgen_runtime::UnknownFields for TrafficAnalyticsConfigurationProperties {
 pub struct TrafficAnalyticsProperties {
     /// Parameters that define the configuration of traffic analytics.
     pub network_watcher_flow_analytics_configuration: Option<TrafficAnalyticsConfigurationProperties>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -411,14 +325,6 @@ armgen_runtime::json_object! {
     TrafficAnalyticsProperties {
         "networkWatcherFlowAnalyticsConfiguration" => network_watcher_flow_analytics_configuration,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for TrafficAnalyticsProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.network_watcher_flow_analytics_configuration
-            .unknown_fields(&format!("{path}/networkWatcherFlowAnalyticsConfiguration"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Virtual Network resource.
@@ -448,8 +354,7 @@ pub struct VirtualNetwork {
     ///
     /// Read-only.
     pub etag: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -466,14 +371,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for VirtualNetwork {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.extended_location.unknown_fields(&format!("{path}/extendedLocation"), out);
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// Bgp Communities sent over ExpressRoute with each route corresponding to a prefix in this VNET.
 ///
 /// Schema `VirtualNetworkBgpCommunities`.
@@ -485,8 +382,7 @@ pub struct VirtualNetworkBgpCommunities {
     ///
     /// Read-only.
     pub regional_community: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -495,12 +391,6 @@ armgen_runtime::json_object! {
         "virtualNetworkCommunity" => virtual_network_community (required),
         "regionalCommunity" => regional_community,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for VirtualNetworkBgpCommunities {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Indicates if encryption is enabled on virtual network and if VM without encryption is allowed in encrypted VNet.
@@ -512,20 +402,12 @@ pub struct VirtualNetworkEncryption {
     pub enabled: bool,
     /// If the encrypted VNet allows VM that does not support encryption. This field is for future support, AllowUnencrypted is the only supported value at general availability.
     pub enforcement: Option<VirtualNetworkEncryptionEnforcement>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     VirtualNetworkEncryption { "enabled" => enabled (required), "enforcement" => enforcement } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for VirtualNetworkEncryption {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.enforcement.unknown_fields(&format!("{path}/enforcement"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -558,20 +440,12 @@ pub struct VirtualNetworkPeering {
     pub etag: Option<String>,
     /// Resource type.
     pub r#type: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     VirtualNetworkPeering { "id" => id, "properties" => properties, "name" => name, "etag" => etag, "type" => r#type } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for VirtualNetworkPeering {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -642,8 +516,7 @@ pub struct VirtualNetworkPeeringPropertiesFormat {
     pub local_subnet_names: Option<Vec<String>>,
     /// List of remote subnet names from remote virtual network that are subnet peered.
     pub remote_subnet_names: Option<Vec<String>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -670,30 +543,6 @@ armgen_runtime::json_object! {
         "localSubnetNames" => local_subnet_names,
         "remoteSubnetNames" => remote_subnet_names,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for VirtualNetworkPeeringPropertiesFormat {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.remote_virtual_network
-            .unknown_fields(&format!("{path}/remoteVirtualNetwork"), out);
-        self.local_address_space
-            .unknown_fields(&format!("{path}/localAddressSpace"), out);
-        self.local_virtual_network_address_space
-            .unknown_fields(&format!("{path}/localVirtualNetworkAddressSpace"), out);
-        self.remote_address_space
-            .unknown_fields(&format!("{path}/remoteAddressSpace"), out);
-        self.remote_virtual_network_address_space
-            .unknown_fields(&format!("{path}/remoteVirtualNetworkAddressSpace"), out);
-        self.remote_bgp_communities
-            .unknown_fields(&format!("{path}/remoteBgpCommunities"), out);
-        self.remote_virtual_network_encryption
-            .unknown_fields(&format!("{path}/remoteVirtualNetworkEncryption"), out);
-        self.peering_state.unknown_fields(&format!("{path}/peeringState"), out);
-        self.peering_sync_level.unknown_fields(&format!("{path}/peeringSyncLevel"), out);
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -758,8 +607,7 @@ pub struct VirtualNetworkPropertiesFormat {
     pub flow_logs: Option<Vec<FlowLog>>,
     /// Private Endpoint VNet Policies.
     pub private_endpoint_v_net_policies: Option<PrivateEndpointVNetPolicies>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -781,25 +629,4 @@ armgen_runtime::json_object! {
         "flowLogs" => flow_logs,
         "privateEndpointVNetPolicies" => private_endpoint_v_net_policies,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for VirtualNetworkPropertiesFormat {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.address_space.unknown_fields(&format!("{path}/addressSpace"), out);
-        self.dhcp_options.unknown_fields(&format!("{path}/dhcpOptions"), out);
-        self.subnets.unknown_fields(&format!("{path}/subnets"), out);
-        self.virtual_network_peerings
-            .unknown_fields(&format!("{path}/virtualNetworkPeerings"), out);
-        self.provisioning_state
-            .unknown_fields(&format!("{path}/provisioningState"), out);
-        self.ddos_protection_plan
-            .unknown_fields(&format!("{path}/ddosProtectionPlan"), out);
-        self.bgp_communities.unknown_fields(&format!("{path}/bgpCommunities"), out);
-        self.encryption.unknown_fields(&format!("{path}/encryption"), out);
-        self.ip_allocations.unknown_fields(&format!("{path}/ipAllocations"), out);
-        self.flow_logs.unknown_fields(&format!("{path}/flowLogs"), out);
-        self.private_endpoint_v_net_policies
-            .unknown_fields(&format!("{path}/privateEndpointVNetPolicies"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }

@@ -32,8 +32,7 @@ pub struct ResourceGroup {
     pub managed_by: Option<String>,
     /// The tags attached to the resource group.
     pub tags: Option<BTreeMap<String, String>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -49,13 +48,6 @@ armgen_runtime::json_object! {
     } ..unknown_fields
 }
 
-impl armgen_runtime::UnknownFields for ResourceGroup {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.properties.unknown_fields(&format!("{path}/properties"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
-
 /// The resource group properties.
 ///
 /// Schema `ResourceGroupProperties`.
@@ -65,15 +57,8 @@ pub struct ResourceGroupProperties {
     ///
     /// Read-only.
     pub provisioning_state: Option<String>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ResourceGroupProperties { "provisioningState" => provisioning_state } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ResourceGroupProperties {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}

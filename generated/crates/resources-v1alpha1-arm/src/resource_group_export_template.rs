@@ -21,18 +21,11 @@ pub struct ErrorAdditionalInfo {
     ///
     /// Read-only.
     pub info: Option<serde_json::Value>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! { ErrorAdditionalInfo { "type" => r#type, "info" => info } ..unknown_fields }
-
-impl armgen_runtime::UnknownFields for ErrorAdditionalInfo {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
-}
 
 /// The resource management error response.
 ///
@@ -59,8 +52,7 @@ pub struct ErrorResponse {
     ///
     /// Read-only.
     pub additional_info: Option<Vec<ErrorAdditionalInfo>>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -72,14 +64,6 @@ armgen_runtime::json_object! {
         "details" => details,
         "additionalInfo" => additional_info,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ErrorResponse {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.details.unknown_fields(&format!("{path}/details"), out);
-        self.additional_info.unknown_fields(&format!("{path}/additionalInfo"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 armgen_runtime::open_enum! {
@@ -106,20 +90,12 @@ pub struct ExportTemplateRequest {
     pub options: Option<String>,
     /// The output format for the exported resources.
     pub output_format: Option<ExportTemplateOutputFormat>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ExportTemplateRequest { "resources" => resources, "options" => options, "outputFormat" => output_format } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ExportTemplateRequest {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.output_format.unknown_fields(&format!("{path}/outputFormat"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Resource group export result.
@@ -133,20 +109,12 @@ pub struct ResourceGroupExportResult {
     pub output: Option<String>,
     /// The template export error.
     pub error: Option<ErrorResponse>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
 armgen_runtime::json_object! {
     ResourceGroupExportResult { "template" => template, "output" => output, "error" => error } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ResourceGroupExportResult {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.error.unknown_fields(&format!("{path}/error"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
 
 /// Runs the ARM action `exportTemplate` (`POST /subscriptions/{subscriptionId}/resourcegroups/{resourceGroupName}/exportTemplate`) on a `ResourceGroup` once, and records its outcome.
@@ -174,8 +142,7 @@ pub struct ResourceGroupExportTemplate {
     ///
     /// Read-only.
     pub error: Option<ErrorResponse>,
-    /// Properties this API version does not define, kept as received so that nothing is lost in a
-    /// round trip (the service may return properties newer than the requested API version).
+    /// Properties this API version does not define (newer ones), kept as received: a round trip loses none.
     pub unknown_fields: BTreeMap<String, serde_json::Value>,
 }
 
@@ -187,13 +154,4 @@ armgen_runtime::json_object! {
         "endTime" => end_time,
         "error" => error,
     } ..unknown_fields
-}
-
-impl armgen_runtime::UnknownFields for ResourceGroupExportTemplate {
-    fn unknown_fields(&self, path: &str, out: &mut Vec<String>) {
-        self.parameters.unknown_fields(&format!("{path}/parameters"), out);
-        self.result.unknown_fields(&format!("{path}/result"), out);
-        self.error.unknown_fields(&format!("{path}/error"), out);
-        armgen_runtime::unknown::record_keys(&self.unknown_fields, path, out);
-    }
 }
