@@ -184,21 +184,31 @@ fn arm_crate(files: &mut BTreeMap<PathBuf, String>, crate_name: &str, v: &Versio
         PathBuf::from(format!("{dir}/Cargo.toml")),
         package(name, &description, &v.ir.spec_files, false),
     );
+    let reexport = format!("{}::{}::{}::arm", crate_name.replace('-', "_"), v.group, v.kube_version);
+    included_lib(files, &dir, v, ("the ARM payload types of", &reexport), "arm")
+}
+
+/// `<dir>/src/lib.rs` of a version's crate, whose module tree is in `src/mod.rs`: the crate's doc (`what` the
+/// crate holds, and the path `aks-api` re-exports it as), and the tree included as the private module `module`,
+/// outside rustfmt's reach as every generated module is, its items re-exported.
+fn included_lib(
+    files: &mut BTreeMap<PathBuf, String>,
+    dir: &str,
+    v: &VersionOutput<'_>,
+    (what, reexport): (&str, &str),
+    module: &str,
+) -> Result<()> {
     let doc = format!(
-        " `{}` {}: the ARM payload types of API version {}, as `{}::{}::{}::arm` re-exports them.",
-        v.provider,
-        v.kube_version,
-        v.ir.api_version,
-        crate_name.replace('-', "_"),
-        v.group,
-        v.kube_version
+        " `{}` {}: {what} ARM API version {}, as `{reexport}` re-exports them.",
+        v.provider, v.kube_version, v.ir.api_version
     );
+    let module = format_ident!("{module}");
     let lib = quote! {
         #![doc = #doc]
         #[rustfmt::skip]
         #[path = "mod.rs"]
-        mod arm;
-        pub use arm::*;
+        mod #module;
+        pub use #module::*;
     };
     let path = format!("{dir}/src/lib.rs");
     let head = header("//", &v.ir.spec_files, Some((&v.ir.api_version, v.kube_version)));
@@ -249,26 +259,8 @@ fn version_crate(
         ));
     }
     files.insert(PathBuf::from(format!("{dir}/Cargo.toml")), cargo);
-    let doc = format!(
-        " `{}` {}: the types of ARM API version {}, as `{}::{}::{}` re-exports them.",
-        v.provider,
-        v.kube_version,
-        v.ir.api_version,
-        crate_name.replace('-', "_"),
-        v.group,
-        v.kube_version
-    );
-    let lib = quote! {
-        #![doc = #doc]
-        #[rustfmt::skip]
-        #[path = "mod.rs"]
-        mod version;
-        pub use version::*;
-    };
-    let path = format!("{dir}/src/lib.rs");
-    let head = header("//", &v.ir.spec_files, Some((&v.ir.api_version, v.kube_version)));
-    files.insert(PathBuf::from(&path), finish(&head, lib, &path)?);
-    Ok(())
+    let reexport = format!("{}::{}::{}", crate_name.replace('-', "_"), v.group, v.kube_version);
+    included_lib(files, &dir, v, ("the types of", &reexport), "version")
 }
 
 /// `src/lib.rs`: one module per group, and the registry's items re-exported.

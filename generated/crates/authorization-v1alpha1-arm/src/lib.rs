@@ -2,7 +2,7 @@
 // Source: specification/authorization/resource-manager/Microsoft.Authorization/stable/2022-04-01/authorization-RoleAssignmentsCalls.json
 // ARM API version: 2022-04-01 (Kubernetes version v1alpha1)
 
-//! `Microsoft.Authorization` v1alpha1: the ARM payload types of API version 2022-04-01, as `aks_api::authorization::v1alpha1::arm` re-exports them.
+//! `Microsoft.Authorization` v1alpha1: the ARM payload types of ARM API version 2022-04-01, as `aks_api::authorization::v1alpha1::arm` re-exports them.
 #[rustfmt::skip]
 #[path = "mod.rs"]
 mod arm;

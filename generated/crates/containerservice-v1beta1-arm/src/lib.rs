@@ -2,7 +2,7 @@
 // Source: specification/containerservice/resource-manager/Microsoft.ContainerService/aks/stable/2024-09-01/managedClusters.json
 // ARM API version: 2024-09-01 (Kubernetes version v1beta1)
 
-//! `Microsoft.ContainerService` v1beta1: the ARM payload types of API version 2024-09-01, as `aks_api::containerservice::v1beta1::arm` re-exports them.
+//! `Microsoft.ContainerService` v1beta1: the ARM payload types of ARM API version 2024-09-01, as `aks_api::containerservice::v1beta1::arm` re-exports them.
 #[rustfmt::skip]
 #[path = "mod.rs"]
 mod arm;

@@ -2,7 +2,7 @@
 // Source: specification/containerservice/resource-manager/Microsoft.ContainerService/aks/stable/2025-10-01/managedClusters.json
 // ARM API version: 2025-10-01 (Kubernetes version v2alpha1)
 
-//! `Microsoft.ContainerService` v2alpha1: the ARM payload types of API version 2025-10-01, as `aks_api::containerservice::v2alpha1::arm` re-exports them.
+//! `Microsoft.ContainerService` v2alpha1: the ARM payload types of ARM API version 2025-10-01, as `aks_api::containerservice::v2alpha1::arm` re-exports them.
 #[rustfmt::skip]
 #[path = "mod.rs"]
 mod arm;

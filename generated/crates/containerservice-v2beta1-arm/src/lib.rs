@@ -2,7 +2,7 @@
 // Source: specification/containerservice/resource-manager/Microsoft.ContainerService/aks/stable/2026-08-01/managedClusters.json
 // ARM API version: 2026-08-01 (Kubernetes version v2beta1)
 
-//! `Microsoft.ContainerService` v2beta1: the ARM payload types of API version 2026-08-01, as `aks_api::containerservice::v2beta1::arm` re-exports them.
+//! `Microsoft.ContainerService` v2beta1: the ARM payload types of ARM API version 2026-08-01, as `aks_api::containerservice::v2beta1::arm` re-exports them.
 #[rustfmt::skip]
 #[path = "mod.rs"]
 mod arm;

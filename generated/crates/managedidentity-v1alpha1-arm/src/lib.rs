@@ -2,7 +2,7 @@
 // Source: specification/msi/resource-manager/Microsoft.ManagedIdentity/stable/2024-11-30/ManagedIdentity.json
 // ARM API version: 2024-11-30 (Kubernetes version v1alpha1)
 
-//! `Microsoft.ManagedIdentity` v1alpha1: the ARM payload types of API version 2024-11-30, as `aks_api::managedidentity::v1alpha1::arm` re-exports them.
+//! `Microsoft.ManagedIdentity` v1alpha1: the ARM payload types of ARM API version 2024-11-30, as `aks_api::managedidentity::v1alpha1::arm` re-exports them.
 #[rustfmt::skip]
 #[path = "mod.rs"]
 mod arm;

@@ -2,7 +2,7 @@
 // Source: specification/network/resource-manager/Microsoft.Network/stable/2024-05-01/virtualNetwork.json
 // ARM API version: 2024-05-01 (Kubernetes version v1alpha1)
 
-//! `Microsoft.Network` v1alpha1: the ARM payload types of API version 2024-05-01, as `aks_api::network::v1alpha1::arm` re-exports them.
+//! `Microsoft.Network` v1alpha1: the ARM payload types of ARM API version 2024-05-01, as `aks_api::network::v1alpha1::arm` re-exports them.
 #[rustfmt::skip]
 #[path = "mod.rs"]
 mod arm;

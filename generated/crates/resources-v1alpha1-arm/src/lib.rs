@@ -2,7 +2,7 @@
 // Source: specification/resources/resource-manager/Microsoft.Resources/stable/2025-04-01/resources.json
 // ARM API version: 2025-04-01 (Kubernetes version v1alpha1)
 
-//! `Microsoft.Resources` v1alpha1: the ARM payload types of API version 2025-04-01, as `aks_api::resources::v1alpha1::arm` re-exports them.
+//! `Microsoft.Resources` v1alpha1: the ARM payload types of ARM API version 2025-04-01, as `aks_api::resources::v1alpha1::arm` re-exports them.
 #[rustfmt::skip]
 #[path = "mod.rs"]
 mod arm;
