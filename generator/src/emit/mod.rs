@@ -116,10 +116,21 @@ fn package(crate_name: &str, description: &str, sources: &[String], kube: bool) 
 }
 
 /// The group's hub: its storage version, when that has custom resources; every other version converts to it.
-fn hub_of<'v, 'a>(group: &str, versions: &'v [VersionOutput<'a>]) -> Option<&'v VersionOutput<'a>> {
+fn hub_of<'v, 'a>(
+    group: &str,
+    versions: impl IntoIterator<Item = &'v VersionOutput<'a>>,
+) -> Option<&'v VersionOutput<'a>>
+where
+    'a: 'v,
+{
     versions
-        .iter()
+        .into_iter()
         .find(|v| v.group == group && v.storage && v.kube.is_some())
+}
+
+/// The hub `v` converts to, when `v` is a spoke (it has custom resources and is not the hub).
+fn spoke_hub<'v, 'a>(v: &VersionOutput<'_>, versions: &'v [VersionOutput<'a>]) -> Option<&'v VersionOutput<'a>> {
+    hub_of(v.group, versions).filter(|h| h.kube_version != v.kube_version && v.kube.is_some())
 }
 
 /// `Cargo.toml`: the package, its dependencies, and one feature per Kubernetes version (all on by default). With
@@ -143,7 +154,7 @@ fn cargo_toml(
             version_crate_dir(v)
         ));
         features.entry(v.kube_version).or_default().push(format!("dep:{name}"));
-        if let Some(hub) = hub_of(v.group, versions).filter(|h| h.kube_version != v.kube_version && v.kube.is_some()) {
+        if let Some(hub) = spoke_hub(v, versions) {
             features
                 .entry(hub.kube_version)
                 .or_default()
@@ -169,7 +180,7 @@ fn cargo_toml(
 
 /// The folder of a version's crate, relative to the main crate (and to the output).
 fn version_crate_dir(v: &VersionOutput<'_>) -> String {
-    format!("crates/{}-{}", v.group, v.kube_version)
+    output::crate_dir(v.group, v.kube_version)
 }
 
 /// The crate of a version's ARM payload types ([`CrateLayout::arm_dir`]), `name`: its `Cargo.toml` and its
@@ -184,7 +195,12 @@ fn arm_crate(files: &mut BTreeMap<PathBuf, String>, crate_name: &str, v: &Versio
         PathBuf::from(format!("{dir}/Cargo.toml")),
         package(name, &description, &v.ir.spec_files, false),
     );
-    let reexport = format!("{}::{}::{}::arm", crate_name.replace('-', "_"), v.group, v.kube_version);
+    let reexport = format!(
+        "{}::{}::{}::arm",
+        output::crate_ident(crate_name),
+        v.group,
+        v.kube_version
+    );
     included_lib(files, &dir, v, ("the ARM payload types of", &reexport), "arm")
 }
 
@@ -251,7 +267,7 @@ fn version_crate(
         ));
         arm_crate(files, crate_name, v, &arm)?;
     }
-    if let Some(hub) = hub_of(v.group, versions).filter(|h| h.kube_version != v.kube_version && v.kube.is_some()) {
+    if let Some(hub) = spoke_hub(v, versions) {
         let hub_crate = layout.version_crate(hub.group, hub.kube_version).unwrap_or_default();
         cargo.push_str(&format!(
             "{hub_crate} = {{ path = \"../{}-{}\", optional = true }}\n\n[features]\n# The conversions to and from the hub.\n{} = [\"dep:{hub_crate}\"]\n",
@@ -259,7 +275,7 @@ fn version_crate(
         ));
     }
     files.insert(PathBuf::from(format!("{dir}/Cargo.toml")), cargo);
-    let reexport = format!("{}::{}::{}", crate_name.replace('-', "_"), v.group, v.kube_version);
+    let reexport = format!("{}::{}::{}", output::crate_ident(crate_name), v.group, v.kube_version);
     included_lib(files, &dir, v, ("the types of", &reexport), "version")
 }
 
@@ -292,7 +308,7 @@ fn group_files(
     versions: &[&VersionOutput<'_>],
     layout: CrateLayout<'_>,
 ) -> Result<String> {
-    let hub = versions.iter().find(|v| v.storage && v.kube.is_some()).copied();
+    let hub = versions.first().and_then(|v| hub_of(v.group, versions.iter().copied()));
     let hub_feature = hub.map(|h| h.kube_version);
     let cost = |v: &&VersionOutput<'_>| v.ir.types.len();
     for emitted in par::map(versions, cost, |v| {
@@ -347,7 +363,7 @@ fn group_mod(versions: &[&VersionOutput<'_>], group_convert: TokenStream, layout
                 pub mod #m;
             },
             Some(name) => {
-                let krate = format_ident!("{}", name.replace('-', "_"));
+                let krate = output::crate_ident(&name);
                 quote! {
                     #[doc = #doc]
                     #[cfg(feature = #f)]
@@ -402,7 +418,7 @@ fn version_files(
             pub mod arm;
         ),
         Some(name) => {
-            let krate = format_ident!("{}", name.replace('-', "_"));
+            let krate = output::crate_ident(&name);
             quote!(
                 pub use #krate as arm;
             )

@@ -62,7 +62,7 @@ impl<'a> CrateLayout<'a> {
     pub fn version_dir(&self, group: &str, version: &str) -> String {
         match self {
             CrateLayout::One => format!("src/{group}/{version}"),
-            CrateLayout::PerVersion { .. } => format!("crates/{group}-{version}/src"),
+            CrateLayout::PerVersion { .. } => format!("{}/src", crate_dir(group, version)),
         }
     }
 
@@ -72,7 +72,7 @@ impl<'a> CrateLayout<'a> {
     pub fn arm_dir(&self, group: &str, version: &str) -> String {
         match self {
             CrateLayout::One => format!("src/{group}/{version}/arm"),
-            CrateLayout::PerVersion { .. } => format!("crates/{group}-{version}-arm/src"),
+            CrateLayout::PerVersion { .. } => format!("{}-arm/src", crate_dir(group, version)),
         }
     }
 
@@ -98,11 +98,22 @@ impl<'a> CrateLayout<'a> {
             }
             Some(_) if version == from => quote!(crate),
             Some(name) => {
-                let krate = format_ident!("{}", name.replace('-', "_"));
+                let krate = crate_ident(&name);
                 quote!(::#krate)
             }
         }
     }
+}
+
+/// The folder of a version's crate with [`CrateLayout::PerVersion`], relative to the output (its ARM types' crate is
+/// the folder with `-arm` added, beside it).
+pub(crate) fn crate_dir(group: &str, version: &str) -> String {
+    format!("crates/{group}-{version}")
+}
+
+/// The name Rust code gives the crate of package `name`.
+pub(crate) fn crate_ident(name: &str) -> proc_macro2::Ident {
+    format_ident!("{}", name.replace('-', "_"))
 }
 
 pub const GENERATOR: &str = concat!("armgen ", env!("CARGO_PKG_VERSION"));
