@@ -9,11 +9,11 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::events::Recorder;
 use armgen_runtime::KindInfo;
 use armgen_runtime::rules::{ErrorClass, ErrorRules, Rules};
 use futures::future::BoxFuture;
 use kube::api::ApiResource;
-use kube::runtime::events::Recorder;
 
 use crate::arm::{ArmClient, ArmError, RequeueBackoff};
 use crate::claims::Claims;

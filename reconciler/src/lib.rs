@@ -14,6 +14,7 @@
 //! - [`leader`]: Lease-based leader election, so two replicas never reconcile the same object.
 //! - [`import`]: existing Azure resources → custom resources (`armctl import <ARM ID>`): the `arm-import` crate,
 //!   re-exported here.
+//! - [`events`]: Kubernetes Events about the objects, repeats folded into series, in bounded memory.
 //! - [`serve`]: the conversion webhook over TLS, the probes and metrics server; [`metrics`]: the Prometheus
 //!   series.
 //! - [`claims`]: one custom resource per Azure resource.
@@ -29,6 +30,7 @@ pub mod capi;
 pub mod claims;
 pub mod context;
 pub mod controller;
+pub mod events;
 pub mod exports;
 pub mod kinds;
 pub mod leader;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use aks_reconciler::arm::{ArmClient, RequeueBackoff, RetryPolicy};
 use aks_reconciler::controller;
 use aks_reconciler::credentials::{CredentialConfig, CredentialDefaults, Credentials};
+use aks_reconciler::events::{Recorder, Reporter};
 use aks_reconciler::leader::{self, LeaderElection, LeaderElector};
 use aks_reconciler::metrics::Metrics;
 use aks_reconciler::reconcile::{Access, CredentialProvider, Settings, Shared, StaticAccess};
@@ -16,7 +17,6 @@ use aks_reconciler::serve::{self, Readiness, WebhookOptions};
 use aks_reconciler::sources::CredentialSources;
 use armgen_runtime::webhook::Limits;
 use clap::{Parser, ValueEnum};
-use kube::runtime::events::{Recorder, Reporter};
 
 /// Reconciles the generated AKS custom resources against Azure Resource Manager.
 ///

@@ -15,6 +15,7 @@ use std::time::Duration;
 use aks_reconciler::arm::{ArmClient, RetryPolicy};
 use aks_reconciler::controller::reconcile_any as reconcile;
 use aks_reconciler::controller::served_kinds;
+use aks_reconciler::events::{Recorder, Reporter};
 use aks_reconciler::reconcile::{
     Access, CredentialProvider, KindContext, Settings, Shared, StaticAccess, api_resource,
 };
@@ -23,7 +24,6 @@ use fake_apiserver::FakeApiServer;
 use kube::Api;
 use kube::api::DynamicObject;
 use kube::runtime::controller::Action;
-use kube::runtime::events::{Recorder, Reporter};
 use serde_json::{Value, json};
 
 pub const NS: &str = "team-a";
