@@ -8,15 +8,21 @@
 //! - `metadata.managedFields` (on a real API server often as large as the spec and status together) and
 //!   `kubectl apply`'s copy of the object in [`LAST_APPLIED`];
 //! - the status fields the loop never reads back ([`KEPT_STATUS`] are the ones it reads: `conditions`, `id`,
-//!   `operatorStatus`, `provisioningState`, and the kind's views, [`slim_keeping`]), replaced by a [`digest`] of
-//!   the whole status, stored at [`STATUS_DIGEST`] beside `spec` and `status`.
+//!   `operatorStatus`, `provisioningState`, and what the caller keeps, [`slim_with`]), replaced by a [`digest`] of
+//!   the whole status, stored at [`STATUS_DIGEST`] beside `spec` and `status`;
+//! - the kind's views ([`crate::views`]: an upgrade profile, a pool's machines — most of a status the loop keeps),
+//!   replaced by a [`digest`] of each at [`VIEW_DIGESTS`]. A status written without reading a view again needs its
+//!   value: the status write reads it from the API server then ([`crate::reconcile`]), which happens only when
+//!   the status changed, never for an object in sync (the digests say so without the values);
+//! - the object's `apiVersion` and `kind` (the controller knows them; two strings per object);
 //!
 //! - the `spec` as a tree: it is kept as its compact JSON text at [`SPEC_JSON`] (a `serde_json` tree is several
 //!   times the size of its text), parsed back by [`whole`] when the object is reconciled and by [`spec`] for the
 //!   watch-side indexes (owner → children, references);
 //! - the kept status as a tree, likewise: its compact JSON text at [`STATUS_JSON`], parsed back by [`whole`] and
 //!   by [`status`] (the owner → children wake-up reads a child's conditions). A `preserve_order` tree is a map with a
-//!   `String` per key and per value, several times its text (estimate, not measured per field).
+//!   `String` per key and per value, several times its text (estimate, not measured per field). The texts are
+//!   shrunk to their length (a `String` grown by doubling holds up to twice its text).
 //!
 //! And the cached objects are [`Cached`]: their dynamic type is an `Arc<ApiResource>`, so the `ObjectRef`s
 //! kube-runtime keeps per object (store, scheduler) hold a pointer, not five strings.
@@ -97,10 +103,10 @@ impl std::borrow::Borrow<DynamicObject> for Cached {
 }
 
 impl Cached {
-    /// [`slim_keeping`] the object (the watch's `.modify`: the object was just decoded, so it is not shared and
-    /// is not copied).
-    pub fn slim_keeping(&mut self, keep: &[&str]) {
-        slim_keeping(Arc::make_mut(&mut self.0), keep);
+    /// [`slim_with`] the object (the watch's `.modify`: the object was just decoded, so it is not shared and is
+    /// not copied).
+    pub fn slim_with(&mut self, keep: &[&str], views: &[&str]) {
+        slim_with(Arc::make_mut(&mut self.0), keep, views);
     }
 }
 
@@ -124,16 +130,21 @@ pub const SPEC_JSON: &str = "armgen.dev/spec";
 /// Where a slimmed object keeps its (kept) `status`, as compact JSON text, like [`SPEC_JSON`].
 pub const STATUS_JSON: &str = "armgen.dev/status";
 
+/// Where a slimmed object keeps the [`digest`] of each of its kind's views that its status held: an array in the
+/// order of the views given to [`slim_with`], `null` for a view the status did not hold. Absent when it held none.
+pub const VIEW_DIGESTS: &str = "armgen.dev/viewDigests";
+
 /// Drops what the reconciler never reads from an object before it enters the watch cache (see the module docs).
 /// A status made only of [`KEPT_STATUS`] fields stays whole and gets no digest.
 pub fn slim(object: &mut DynamicObject) {
-    slim_keeping(object, &[]);
+    slim_with(object, &[], &[]);
 }
 
-/// [`slim`], keeping also the status fields `keep`: a kind's views ([`crate::views`]), which a status written
-/// without reading them again carries over from the cached object.
-pub fn slim_keeping(object: &mut DynamicObject, keep: &[&str]) {
-    let kept = |k: &str| KEPT_STATUS.contains(&k) || keep.contains(&k);
+/// [`slim`], keeping also the status fields `keep` (Cluster API's "first ready" marks, [`crate::capi`]), and
+/// keeping of the status fields `views` (the kind's views, [`crate::views`]) only their digests ([`view_digests`]).
+pub fn slim_with(object: &mut DynamicObject, keep: &[&str], views: &[&str]) {
+    let kept = |k: &str| KEPT_STATUS.contains(&k) || (keep.contains(&k) && !views.contains(&k));
+    object.types = None;
     object.metadata.managed_fields = None;
     if let Some(annotations) = object.metadata.annotations.as_mut() {
         annotations.remove(LAST_APPLIED);
@@ -147,22 +158,44 @@ pub fn slim_keeping(object: &mut DynamicObject, keep: &[&str]) {
     data.remove(STATUS_DIGEST);
     data.remove(SPEC_JSON);
     data.remove(STATUS_JSON);
+    data.remove(VIEW_DIGESTS);
     compact(data, "spec", SPEC_JSON);
     if let Some(Value::Object(status)) = data.get_mut("status")
         && !status.keys().all(|k| kept(k))
     {
         let whole = digest_object(status);
+        let held: Vec<Value> = views
+            .iter()
+            .map(|v| status.get(*v).map_or(Value::Null, |value| Value::from(digest(value))))
+            .collect();
         status.retain(|k, _| kept(k));
         data.insert(STATUS_DIGEST.into(), Value::from(whole));
+        if held.iter().any(|d| !d.is_null()) {
+            data.insert(VIEW_DIGESTS.into(), Value::Array(held));
+        }
     }
     compact(data, "status", STATUS_JSON);
+}
+
+/// The digests of the views (`views`, in the order [`slim_with`] was given them) a cached object's status held
+/// when [`slim_with`] dropped them; empty for an object it did not slim.
+pub fn view_digests<'a>(object: &DynamicObject, views: &[&'a str]) -> Vec<(&'a str, u64)> {
+    let Some(Value::Array(held)) = object.data.get(VIEW_DIGESTS) else {
+        return Vec::new();
+    };
+    views
+        .iter()
+        .zip(held)
+        .filter_map(|(view, d)| d.as_u64().map(|d| (*view, d)))
+        .collect()
 }
 
 /// Moves `data[key]` to `data[text_key]` as compact JSON text.
 fn compact(data: &mut serde_json::Map<String, Value>, key: &str, text_key: &str) {
     if let Some(value) = data.remove(key) {
         match serde_json::to_string(&value) {
-            Ok(text) => {
+            Ok(mut text) => {
+                text.shrink_to_fit();
                 data.insert(text_key.into(), Value::String(text));
             }
             // Not reachable for a value that came from JSON; it then stays a tree.
@@ -224,18 +257,36 @@ pub fn cached_digest(object: &DynamicObject) -> Option<u64> {
 
 /// A digest of a JSON value that does not depend on the order of object keys (the API server need not keep
 /// them in the order they were written): equal values (`serde_json`'s equality) have equal digests. Computed and
-/// compared within one process only (the cache is not persisted), with std's `DefaultHasher`.
+/// compared within one process only (the cache is not persisted), with std's `DefaultHasher`. An object's digest
+/// is [`digest_entries`] of its members' digests, so the digest of a status can be computed from the digests of
+/// fields the cache no longer holds.
 pub fn digest(value: &Value) -> u64 {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    feed(value, &mut hasher);
-    hasher.finish()
+    match value {
+        Value::Object(map) => digest_object(map),
+        other => {
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            feed(other, &mut hasher);
+            hasher.finish()
+        }
+    }
 }
 
 /// [`digest`] of `Value::Object(map)`, without building the value.
-fn digest_object(map: &serde_json::Map<String, Value>) -> u64 {
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    feed_object(map, &mut hasher);
-    hasher.finish()
+pub fn digest_object(map: &serde_json::Map<String, Value>) -> u64 {
+    digest_entries(map.iter().map(|(k, v)| (k.as_str(), digest(v))))
+}
+
+/// The [`digest`] of an object with the members `entries`: (key, [`digest`] of the value), in any order, keys
+/// distinct.
+pub fn digest_entries<'a>(entries: impl IntoIterator<Item = (&'a str, u64)>) -> u64 {
+    let mut entries: Vec<(&str, u64)> = entries.into_iter().collect();
+    entries.sort_unstable_by_key(|(k, _)| *k);
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    (5u8, entries.len()).hash(&mut h);
+    for (k, d) in entries {
+        (k, d).hash(&mut h);
+    }
+    h.finish()
 }
 
 fn feed(value: &Value, h: &mut impl Hasher) {
@@ -251,17 +302,7 @@ fn feed(value: &Value, h: &mut impl Hasher) {
                 feed(item, h);
             }
         }
-        Value::Object(map) => feed_object(map, h),
-    }
-}
-
-fn feed_object(map: &serde_json::Map<String, Value>, h: &mut impl Hasher) {
-    (5u8, map.len()).hash(h);
-    let mut entries: Vec<(&String, &Value)> = map.iter().collect();
-    entries.sort_unstable_by_key(|(k, _)| *k);
-    for (k, v) in entries {
-        k.hash(h);
-        feed(v, h);
+        Value::Object(map) => (5u8, digest_object(map)).hash(h),
     }
 }
 
@@ -311,30 +352,61 @@ mod tests {
     }
 
     #[test]
-    fn a_kinds_views_are_kept_too() {
+    fn a_kinds_views_are_digested_and_what_the_caller_keeps_is_kept() {
         let status = json!({
             "provisioningState": "Succeeded",
             "upgradeProfile": {"properties": {"controlPlaneProfile": {"kubernetesVersion": "1.31.1"}}},
             "fqdn": "c-1234.hcp.westeurope.azmk8s.io",
+            "initialization": {"provisioned": true},
         });
         let mut o = object(status.clone());
-        let digest_of_whole = digest(&status);
-        slim_keeping(&mut o, &["upgradeProfile"]);
+        slim_with(&mut o, &["initialization"], &["upgradeProfile", "machines"]);
         let kept = super::status(&o).expect("status");
         let kept = kept.as_object().expect("status");
-        assert_eq!(kept.get("upgradeProfile"), status.get("upgradeProfile"));
+        assert_eq!(kept.get("initialization"), status.get("initialization"), "kept");
+        assert!(kept.get("upgradeProfile").is_none(), "a view is not kept");
         assert!(kept.get("fqdn").is_none());
+        assert!(o.types.is_none(), "apiVersion and kind are the controller's");
         assert_eq!(
             cached_digest(&o),
-            Some(digest_of_whole),
+            Some(digest(&status)),
             "the digest is of the whole status"
         );
-        let mut plain = object(status);
-        slim(&mut plain);
-        assert!(
-            whole(&plain).data["status"].get("upgradeProfile").is_none(),
-            "not a view of this kind: dropped"
+        assert_eq!(
+            view_digests(&o, &["upgradeProfile", "machines"]),
+            [("upgradeProfile", digest(&status["upgradeProfile"]))],
+            "the digest of each view the status held"
         );
+        // The whole status's digest from what the cache holds and the views' digests.
+        let mut entries: Vec<(&str, u64)> = status
+            .as_object()
+            .expect("object")
+            .iter()
+            .filter(|(k, _)| k.as_str() != "upgradeProfile")
+            .map(|(k, v)| (k.as_str(), digest(v)))
+            .collect();
+        entries.extend(view_digests(&o, &["upgradeProfile", "machines"]));
+        assert_eq!(digest_entries(entries), digest(&status));
+        // No view held: no digests.
+        let mut plain = object(json!({"id": "x", "fqdn": "f"}));
+        slim_with(&mut plain, &[], &["upgradeProfile"]);
+        assert!(plain.data.get(VIEW_DIGESTS).is_none());
+        assert!(view_digests(&plain, &["upgradeProfile"]).is_empty());
+        // A tenant's array at the key is not taken for digests.
+        let mut planted = object(json!({"id": "x"}));
+        planted.data[VIEW_DIGESTS] = json!([42]);
+        slim_with(&mut planted, &[], &["upgradeProfile"]);
+        assert!(view_digests(&planted, &["upgradeProfile"]).is_empty());
+    }
+
+    #[test]
+    fn texts_are_shrunk_to_their_length() {
+        let mut o = object(json!({"id": "x".repeat(700), "fqdn": "f"}));
+        slim(&mut o);
+        match o.data.get(STATUS_JSON) {
+            Some(Value::String(text)) => assert_eq!(text.capacity(), text.len()),
+            other => panic!("no status text: {other:?}"),
+        }
     }
 
     #[test]

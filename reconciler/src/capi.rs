@@ -26,7 +26,7 @@ use kube::ResourceExt;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind, Patch, PatchParams};
 use serde_json::{Map, Value, json};
 
-/// The status fields of a contract that the watch cache keeps (`crate::cache::slim_keeping`): the "first ready"
+/// The status fields of a contract that the watch cache keeps (`crate::cache::slim_with`): the "first ready"
 /// marks, which a status write carries over.
 pub const KEPT_STATUS: [&str; 3] = ["initialization", "initialized", "ready"];
 

@@ -449,12 +449,13 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
             Some(ns) => Api::namespaced_with(shared.client.clone(), ns, &dyntype),
             None => Api::all_with(shared.client.clone(), &dyntype),
         };
-        // The kind's views stay in the cache: a status written without reading them again carries them over; so do
-        // the Cluster API contract's "first ready" marks, which never go back (crate::capi).
-        let mut views = crate::views::fields(info);
-        if crate::capi::of(info).is_some() {
-            views.extend(crate::capi::KEPT_STATUS);
-        }
+        // The cache keeps the digests of the kind's views (a status written without reading them again carries
+        // them over) and the Cluster API contract's "first ready" marks, which never go back (crate::capi).
+        let views = crate::views::fields(info);
+        let keep: &[&str] = match crate::capi::of(info) {
+            Some(_) => &crate::capi::KEPT_STATUS,
+            None => &[],
+        };
         let writer = reflector::store::Writer::<Cached>::new(dyntype.clone());
         let reader = writer.as_reader();
         let children = Arc::new(Mutex::new(Children::default()));
@@ -467,7 +468,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
             .map(|k| (k.kube_group, k.kind));
         let trigger = watcher(cached_api, watcher::Config::default())
             .default_backoff()
-            .modify(move |o| o.slim_keeping(&views))
+            .modify(move |o| o.slim_with(keep, &views))
             .reflect(writer)
             .inspect(move |event| {
                 if let Ok(event) = event {

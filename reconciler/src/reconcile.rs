@@ -1618,6 +1618,9 @@ impl<'a> Run<'a> {
         let current = self.object.data.get("status").cloned().unwrap_or_else(|| json!({}));
         // Whether `status` is built from an ARM body (else it is the cached one, whose ARM part is kept).
         let mut arm_part = false;
+        // The views kept without being read again whose values the cached object does not hold (crate::cache):
+        // field and digest.
+        let mut carried: Vec<(&str, u64)> = Vec::new();
         let mut status = match arm {
             Some(body) => {
                 let info = self.info();
@@ -1643,12 +1646,17 @@ impl<'a> Run<'a> {
                             ));
                         }
                         // The views not read in this reconcile keep their value (the body has no key for them).
+                        let views = crate::views::fields(info);
+                        let held = crate::cache::view_digests(self.object, &views);
                         if let Some(map) = status.as_object_mut() {
-                            for field in crate::views::of(info).map(|v| v.field) {
-                                if body.get(field).is_none()
-                                    && let Some(kept) = current.get(field)
-                                {
+                            for field in views {
+                                if body.get(field).is_some() {
+                                    continue;
+                                }
+                                if let Some(kept) = current.get(field) {
                                     map.insert(field.to_string(), kept.clone());
+                                } else if let Some(d) = held.iter().find(|(f, _)| *f == field) {
+                                    carried.push(*d);
                                 }
                             }
                         }
@@ -1703,8 +1711,29 @@ impl<'a> Run<'a> {
         // and a changed one replaces the status as a whole, as the fields it no longer holds cannot be diffed.
         let patch = match (crate::cache::cached_digest(self.object), arm_part) {
             (Some(cached), true) => {
-                if crate::cache::digest(&status) == cached {
+                let entries = map.iter().map(|(k, v)| (k.as_str(), crate::cache::digest(v)));
+                if crate::cache::digest_entries(entries.chain(carried.iter().copied())) == cached {
                     return Ok(());
+                }
+                // The views carried over: their values from the API server (only now, as the status changed).
+                if !carried.is_empty() {
+                    match self.api.get_status(&self.name).await {
+                        Ok(now) => {
+                            for (field, _) in &carried {
+                                if let Some(value) = now.data.get("status").and_then(|s| s.get(*field)) {
+                                    map.insert(field.to_string(), value.clone());
+                                }
+                            }
+                        }
+                        Err(kube::Error::Api(s)) if s.code == 404 => return Ok(()),
+                        Err(source) => {
+                            return Err(Error::Kube {
+                                object: self.describe(),
+                                action: "reading the status's views",
+                                source,
+                            });
+                        }
+                    }
                 }
                 Patch::<Value>::Json(json_patch::Patch(vec![json_patch::PatchOperation::Add(
                     json_patch::AddOperation {

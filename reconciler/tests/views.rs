@@ -266,11 +266,11 @@ async fn a_status_written_from_the_watch_cache_keeps_the_views() {
         h.reconcile(kind, name).await;
         let views = views_of(&h, kind);
         // The object as the controller's watch cache holds it (crate::cache): the status slimmed to what the loop
-        // reads, the kind's views included, and a digest of the rest. Its digest made stale (as if Azure's side of
-        // the status had changed since), so the status is written — whole, replacing what the API server has —
-        // without reading the views again.
+        // reads, a digest of the rest and of each view. Its digest made stale (as if Azure's side of the status had
+        // changed since), so the status is written — whole, replacing what the API server has — without reading the
+        // views again from ARM.
         let mut cached = h.object(kind, name).await.expect("exists");
-        aks_reconciler::cache::slim_keeping(&mut cached, &aks_reconciler::views::fields(h.ctx(kind).info));
+        aks_reconciler::cache::slim_with(&mut cached, &[], &aks_reconciler::views::fields(h.ctx(kind).info));
         assert!(
             aks_reconciler::cache::cached_digest(&cached).is_some(),
             "{kind}: slimmed"
@@ -295,6 +295,49 @@ async fn a_status_written_from_the_watch_cache_keeps_the_views() {
             );
         }
         assert!(status["conditions"].as_array().is_some_and(|c| !c.is_empty()));
+    }
+}
+
+#[tokio::test]
+async fn an_object_in_sync_in_the_watch_cache_costs_no_read_of_its_views_and_no_write() {
+    let h = Harness::new().await;
+    setup(&h).await;
+    for (kind, name) in kinds_with_views(&h) {
+        h.reconcile(kind, name).await;
+        let views = views_of(&h, kind);
+        // The object as the watch cache holds it: the views' values dropped, their digests kept.
+        let mut cached = h.object(kind, name).await.expect("exists");
+        aks_reconciler::cache::slim_with(&mut cached, &[], &aks_reconciler::views::fields(h.ctx(kind).info));
+        assert_eq!(
+            aks_reconciler::cache::view_digests(&cached, &aks_reconciler::views::fields(h.ctx(kind).info)).len(),
+            views.len(),
+            "{kind}: every view's digest is cached"
+        );
+        let status_text = aks_reconciler::cache::status(&cached).expect("status").to_string();
+        for v in &views {
+            assert!(
+                !status_text.contains(&format!("\"{}\"", v.field)),
+                "{kind}: {} is not cached",
+                v.field
+            );
+        }
+        h.clear_traffic();
+        h.api.clear_requests();
+        aks_reconciler::reconcile::reconcile(std::sync::Arc::new(cached), h.ctx(kind))
+            .await
+            .expect("reconcile");
+        assert_eq!(view_gets(&h, &views), 0, "{kind}: no view was due");
+        assert!(
+            h.kube_writes().is_empty(),
+            "{kind}: in sync, nothing written: {:?}",
+            h.kube_writes()
+        );
+        let plural = &h.ctx(kind).resource.plural;
+        assert_eq!(
+            h.api.count("GET", &format!("/{plural}/{name}/status")),
+            0,
+            "{kind}: the views' values were not read back"
+        );
     }
 }
 
