@@ -340,6 +340,11 @@ pub(crate) struct Run<'a> {
     id: Option<String>,
     /// Whether a PUT of this reconcile's (or the operation it resumed) succeeded: the views are read again.
     changed: bool,
+    /// The object's resource version as this reconcile last saw or wrote it: its writes are conditional on it, so
+    /// a reconcile that ran on a cached object older than the reconciler's own last write (the watch behind) fails
+    /// with a conflict and is retried, instead of writing a status computed from stale state (e.g. clearing a
+    /// pending operation it never saw).
+    resource_version: std::sync::Mutex<Option<String>>,
 }
 
 impl<'a> Run<'a> {
@@ -363,6 +368,7 @@ impl<'a> Run<'a> {
             bearer: None,
             id: None,
             changed: false,
+            resource_version: std::sync::Mutex::new(object.metadata.resource_version.clone()),
         })
     }
 
@@ -1443,23 +1449,37 @@ impl<'a> Run<'a> {
         resolve::export(info, &cr, &values).map_err(|e| Failure::permanent("InvalidSpec", e.to_string()).into())
     }
 
+    /// The resource version this reconcile's next write is conditional on ([`Run::resource_version`]'s field).
+    fn resource_version(&self) -> Option<String> {
+        self.resource_version.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Notes the resource version of the object a write of this reconcile returned.
+    fn wrote(&self, written: &DynamicObject) {
+        if let Some(rv) = &written.metadata.resource_version {
+            *self.resource_version.lock().unwrap_or_else(|e| e.into_inner()) = Some(rv.clone());
+        }
+    }
+
     async fn ensure_finalizer(&self) -> Result<(), StepError> {
         if self.object.finalizers().iter().any(|f| f == FINALIZER) {
             return Ok(());
         }
         let mut finalizers = self.object.finalizers().to_vec();
         finalizers.push(FINALIZER.to_string());
-        let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": self.object.resource_version()}});
-        self.api
+        let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": self.resource_version()}});
+        let written = self
+            .api
             .patch(&self.name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|e| self.kube_error("adding the finalizer", e))?;
+        self.wrote(&written);
         Ok(())
     }
 
     async fn remove_finalizer(&self) -> Result<(), StepError> {
         let finalizers: Vec<&String> = self.object.finalizers().iter().filter(|f| *f != FINALIZER).collect();
-        let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": self.object.resource_version()}});
+        let patch = json!({"metadata": {"finalizers": finalizers, "resourceVersion": self.resource_version()}});
         match self
             .api
             .patch(&self.name, &PatchParams::default(), &Patch::Merge(&patch))
@@ -1735,22 +1755,36 @@ impl<'a> Run<'a> {
                         }
                     }
                 }
-                Patch::<Value>::Json(json_patch::Patch(vec![json_patch::PatchOperation::Add(
-                    json_patch::AddOperation {
-                        path: json_patch::jsonptr::PointerBuf::from_tokens(["status"]),
-                        value: status,
-                    },
-                )]))
+                // Conditional on the resource version, as the merge patch below (a JSON patch that sets it).
+                let mut ops = Vec::new();
+                if let Some(rv) = self.resource_version() {
+                    ops.push(json_patch::PatchOperation::Add(json_patch::AddOperation {
+                        path: json_patch::jsonptr::PointerBuf::from_tokens(["metadata", "resourceVersion"]),
+                        value: Value::String(rv),
+                    }));
+                }
+                ops.push(json_patch::PatchOperation::Add(json_patch::AddOperation {
+                    path: json_patch::jsonptr::PointerBuf::from_tokens(["status"]),
+                    value: status,
+                }));
+                Patch::<Value>::Json(json_patch::Patch(ops))
             }
             _ => {
                 if status == current {
                     return Ok(());
                 }
-                Patch::Merge(json!({ "status": merge_diff(&current, &status) }))
+                let mut patch = json!({ "status": merge_diff(&current, &status) });
+                if let Some(rv) = self.resource_version() {
+                    patch["metadata"] = json!({ "resourceVersion": rv });
+                }
+                Patch::Merge(patch)
             }
         };
         match self.api.patch_status(&self.name, &PatchParams::default(), &patch).await {
-            Ok(_) => Ok(()),
+            Ok(written) => {
+                self.wrote(&written);
+                Ok(())
+            }
             Err(kube::Error::Api(s)) if s.code == 404 => Ok(()),
             Err(source) => Err(Error::Kube {
                 object: self.describe(),
