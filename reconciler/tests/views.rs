@@ -275,6 +275,7 @@ async fn a_status_written_from_the_watch_cache_keeps_the_views() {
             aks_reconciler::cache::cached_digest(&cached).is_some(),
             "{kind}: slimmed"
         );
+        let mut cached = aks_reconciler::cache::whole(&cached).into_owned();
         cached.data[aks_reconciler::cache::STATUS_DIGEST] = json!(0);
         h.clear_traffic();
         h.api.clear_requests();
