@@ -80,8 +80,10 @@ pub enum ClaimError {
 #[derive(Debug, Clone)]
 pub struct Claims {
     namespace: String,
-    /// Lowercased ARM ID → UID of the custom resource holding it (confirmed against the API server).
-    confirmed: Arc<Mutex<HashMap<String, String>>>,
+    /// ARM ID ([`Claims::key`]: the first 160 bits of the SHA-256 of the lowercased ID, as in the Lease name)
+    /// → UID of the custom resource holding it (confirmed against the API server). One entry per resource the
+    /// reconciler serves: a key of 20 bytes rather than the ID's text (≈ 150 bytes) keeps it small at scale.
+    confirmed: Arc<Mutex<HashMap<[u8; 20], String>>>,
 }
 
 impl Default for Claims {
@@ -106,24 +108,32 @@ impl Claims {
 
     /// The Lease name of an ARM ID's claim: `armgen-claim-` and 40 hex digits of the SHA-256 of the lowercased ID.
     pub fn lease_name(id: &str) -> String {
-        let digest = Sha256::digest(id.to_ascii_lowercase().as_bytes());
-        let hex: String = digest.iter().take(20).map(|b| format!("{b:02x}")).collect();
+        let hex: String = Self::key(id).iter().map(|b| format!("{b:02x}")).collect();
         format!("armgen-claim-{hex}")
+    }
+
+    /// The first 160 bits of the SHA-256 of the lowercased ID: the Lease name's hex digits, and the cache's key.
+    fn key(id: &str) -> [u8; 20] {
+        let digest = Sha256::digest(id.to_ascii_lowercase().as_bytes());
+        let mut key = [0u8; 20];
+        key.copy_from_slice(&digest[..20]);
+        key
     }
 
     fn cached(&self, id: &str) -> Option<String> {
         self.confirmed
             .lock()
             .unwrap_or_else(|e| e.into_inner())
-            .get(&id.to_ascii_lowercase())
+            .get(&Self::key(id))
             .cloned()
     }
 
     fn remember(&self, id: &str, uid: Option<&str>) {
+        let key = Self::key(id);
         let mut confirmed = self.confirmed.lock().unwrap_or_else(|e| e.into_inner());
         match uid {
-            Some(uid) => confirmed.insert(id.to_ascii_lowercase(), uid.to_string()),
-            None => confirmed.remove(&id.to_ascii_lowercase()),
+            Some(uid) => confirmed.insert(key, uid.to_string()),
+            None => confirmed.remove(&key),
         };
     }
 

@@ -107,6 +107,86 @@ fn trigger_hash(object: &DynamicObject) -> Option<u64> {
     Some(h.finish())
 }
 
+/// Which watch events trigger a reconcile: an object seen for the first time, or whose [`trigger_hash`] changed,
+/// or last seen more than [`Triggers::TTL`] ago — kube-runtime's `predicate_filter` with its default TTL, but
+/// keyed by a 64-bit hash of the object's namespace, name and UID (with a per-process random key, so no one can
+/// aim at a collision) rather than by a copy of those three strings: 40 bytes per object the reconciler serves
+/// instead of ≈ 230 (BENCHMARKS.md, "Reconciler at scale"). A deleted object's entry goes with it.
+#[derive(Default)]
+struct Triggers {
+    keys: std::hash::RandomState,
+    seen: HashMap<u64, (u64, std::time::Instant)>,
+    last_evicted: Option<std::time::Instant>,
+}
+
+impl Triggers {
+    /// kube-runtime's `predicate_filter` default: an entry older than this counts as unseen, and entries are
+    /// dropped after it.
+    const TTL: std::time::Duration = std::time::Duration::from_secs(3600);
+
+    fn key(&self, o: &DynamicObject) -> u64 {
+        use std::hash::BuildHasher;
+        let m = &o.metadata;
+        self.keys.hash_one((&m.namespace, &m.name, &m.uid))
+    }
+
+    /// Whether `event`'s object triggers a reconcile (`None` for the other events), and forgets deleted objects.
+    fn admit(&mut self, event: &watcher::Event<Cached>, now: std::time::Instant) -> bool {
+        if self
+            .last_evicted
+            .is_none_or(|at| now.saturating_duration_since(at) >= Self::TTL)
+        {
+            self.seen
+                .retain(|_, (_, seen)| now.saturating_duration_since(*seen) < Self::TTL);
+            self.last_evicted = Some(now);
+        }
+        match event {
+            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => {
+                let Some(hash) = trigger_hash(&o.0) else {
+                    return true;
+                };
+                let key = self.key(&o.0);
+                let changed = self
+                    .seen
+                    .get(&key)
+                    .is_none_or(|(h, seen)| *h != hash || now.saturating_duration_since(*seen) >= Self::TTL);
+                self.seen.insert(key, (hash, now));
+                changed
+            }
+            watcher::Event::Delete(o) => {
+                let key = self.key(&o.0);
+                self.seen.remove(&key);
+                false
+            }
+            watcher::Event::Init | watcher::Event::InitDone => false,
+        }
+    }
+
+    /// The filter over a watch's events: the objects that trigger a reconcile, and the watch's errors.
+    #[allow(clippy::type_complexity)]
+    fn filter(
+        mut self,
+    ) -> impl FnMut(
+        Result<watcher::Event<Cached>, watcher::Error>,
+    ) -> futures::future::Ready<Option<Result<Cached, watcher::Error>>> {
+        move |event| {
+            futures::future::ready(match event {
+                Ok(event) => {
+                    if self.admit(&event, std::time::Instant::now()) {
+                        match event {
+                            watcher::Event::Apply(o) | watcher::Event::InitApply(o) => Some(Ok(o)),
+                            _ => None,
+                        }
+                    } else {
+                        None
+                    }
+                }
+                Err(e) => Some(Err(e)),
+            })
+        }
+    }
+}
+
 /// The children of each owner: `(namespace, owner name)` → child names, kept from the child kind's watch events, so
 /// that an owner's change finds its children without scanning every child (a scan per owner event made a resync
 /// of 10,000 clusters with 30,000 pools quadratic).
@@ -503,8 +583,7 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
                     }
                 }
             })
-            .applied_objects()
-            .predicate_filter(|o: &Cached| trigger_hash(&o.0), Default::default());
+            .filter_map(Triggers::default().filter());
         let kind = info.kind;
         let metrics = shared.metrics.clone();
         tracing::info!(
@@ -727,6 +806,34 @@ mod tests {
             refs.referring(&target("resources.armgen.dev", "resourcegroup", "a", "rg2"), 2)
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn triggers_pass_what_is_new_or_changed_and_forget_what_is_deleted() {
+        let cached = |name: &str, generation: i64| {
+            let mut o = child("a", name, "c1");
+            o.metadata.generation = Some(generation);
+            o.metadata.uid = Some(format!("uid-{name}"));
+            Cached(Arc::new(o))
+        };
+        let mut t = Triggers::default();
+        let t0 = std::time::Instant::now();
+        let apply = |o: Cached| watcher::Event::Apply(o);
+        assert!(t.admit(&watcher::Event::InitApply(cached("p1", 1)), t0), "first seen");
+        assert!(!t.admit(&apply(cached("p1", 1)), t0), "unchanged: a status write");
+        assert!(t.admit(&apply(cached("p2", 1)), t0), "another object");
+        assert!(t.admit(&apply(cached("p1", 2)), t0), "a spec change");
+        assert!(!t.admit(&watcher::Event::Init, t0));
+        assert!(!t.admit(&watcher::Event::Delete(cached("p1", 2)), t0));
+        assert_eq!(t.seen.len(), 1, "a deleted object's entry goes");
+        assert!(t.admit(&apply(cached("p1", 2)), t0), "seen again after its deletion");
+        let later = t0 + Triggers::TTL;
+        assert!(
+            t.admit(&apply(cached("p2", 1)), later),
+            "last seen a TTL ago: passes again"
+        );
+        assert!(!t.admit(&apply(cached("p2", 1)), later));
+        assert_eq!(t.seen.len(), 1, "entries older than the TTL are dropped");
     }
 
     #[test]

@@ -55,29 +55,41 @@ pub fn fields(info: &KindInfo) -> Vec<&'static str> {
     of(info).map(|v| v.field).collect()
 }
 
+/// Object key → (view field, when it was last read): a list, as a kind has a view or two (one entry per object the
+/// reconciler serves, so small matters at scale).
+type LastRead = HashMap<String, Vec<(&'static str, Instant)>>;
+
 /// When each view of each object was last read, in this process (see the module docs). Clones share it.
 #[derive(Debug, Clone, Default)]
 pub struct ViewSchedule {
-    read: Arc<Mutex<HashMap<String, HashMap<&'static str, Instant>>>>,
+    read: Arc<Mutex<LastRead>>,
 }
 
 impl ViewSchedule {
-    fn with<T>(&self, f: impl FnOnce(&mut HashMap<String, HashMap<&'static str, Instant>>) -> T) -> T {
+    fn with<T>(&self, f: impl FnOnce(&mut LastRead) -> T) -> T {
         f(&mut self.read.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    /// When `field` of object `key` was last read.
+    fn last(read: &LastRead, key: &str, field: &str) -> Option<Instant> {
+        read.get(key)?.iter().find(|(f, _)| *f == field).map(|(_, at)| *at)
     }
 
     /// Whether `field` of object `key` is due: never read, or read `every` ago or longer.
     fn due(&self, key: &str, field: &str, every: Duration, now: Instant) -> bool {
-        self.with(|m| {
-            m.get(key)
-                .and_then(|f| f.get(field))
-                .is_none_or(|at| now.saturating_duration_since(*at) >= every)
-        })
+        self.with(|m| Self::last(m, key, field).is_none_or(|at| now.saturating_duration_since(at) >= every))
     }
 
     fn mark(&self, key: &str, field: &'static str, now: Instant) {
         self.with(|m| {
-            m.entry(key.to_string()).or_default().insert(field, now);
+            let fields = m.entry(key.to_string()).or_default();
+            match fields.iter_mut().find(|(f, _)| *f == field) {
+                Some((_, at)) => *at = now,
+                None => {
+                    fields.push((field, now));
+                    fields.shrink_to_fit();
+                }
+            }
         });
     }
 
@@ -86,8 +98,8 @@ impl ViewSchedule {
         self.with(|m| {
             views
                 .iter()
-                .map(|(v, every)| match m.get(key).and_then(|f| f.get(v.field)) {
-                    Some(at) => every.saturating_sub(now.saturating_duration_since(*at)),
+                .map(|(v, every)| match Self::last(m, key, v.field) {
+                    Some(at) => every.saturating_sub(now.saturating_duration_since(at)),
                     None => Duration::ZERO,
                 })
                 .min()
