@@ -78,6 +78,102 @@ pub async fn reconcile_any(
     }
 }
 
+/// [`reconcile_any`], and for a resource in sync when it is resynced ([`crate::reconcile::reconcile_resync`]).
+async fn reconcile_any_resync(
+    object: std::sync::Arc<DynamicObject>,
+    ctx: std::sync::Arc<crate::context::KindContext>,
+) -> Result<(kube::runtime::controller::Action, Option<std::time::Duration>), crate::context::Error> {
+    if crate::actions::action_of(&ctx).is_some() {
+        crate::actions::reconcile(object, ctx).await.map(|a| (a, None))
+    } else {
+        crate::reconcile::reconcile_resync(object, ctx).await
+    }
+}
+
+/// When each object in sync is resynced: the deadline of its next resync, kept here rather than as a requeue in
+/// kube-runtime's scheduler. A requeue is an entry in the scheduler's map and in its delay queue, each with a copy
+/// of the object's reference (name, namespace, resource version, UID): ≈ 600 bytes for every object the
+/// reconciler serves, as every object in sync waits for its resync (BENCHMARKS.md, "Reconciler at scale"). Here
+/// it is a keyed 64-bit hash of its namespace and name and an instant (random per process, so no one can aim at a
+/// collision, which would only resync an object early). Once a second, the objects due are looked up in the
+/// watch cache and sent to the controller ([`Resyncs::due`]): the same resync, to the second.
+#[derive(Default)]
+struct Resyncs {
+    keys: std::hash::RandomState,
+    at: Mutex<HashMap<u64, std::time::Instant>>,
+}
+
+impl Resyncs {
+    /// How often the deadlines are checked.
+    const TICK: std::time::Duration = std::time::Duration::from_secs(1);
+
+    fn key(&self, o: &DynamicObject) -> u64 {
+        use std::hash::BuildHasher;
+        self.keys.hash_one((&o.metadata.namespace, &o.metadata.name))
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<u64, std::time::Instant>> {
+        self.at.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// `o` is resynced `after` from now (`None`: not by this schedule — it is not in sync, or gone).
+    fn set(&self, o: &DynamicObject, after: Option<std::time::Duration>) {
+        let key = self.key(o);
+        match after {
+            Some(after) => {
+                self.lock().insert(key, std::time::Instant::now() + after);
+            }
+            None => {
+                self.lock().remove(&key);
+            }
+        }
+    }
+
+    /// The objects of `objects` due at `now`, forgetting their deadlines (their reconcile sets the next one);
+    /// deadlines of objects no longer in `objects` are dropped.
+    fn take_due(&self, objects: &[Arc<Cached>], now: std::time::Instant) -> Vec<Arc<Cached>> {
+        let mut at = self.lock();
+        if !at.values().any(|t| *t <= now) {
+            return Vec::new();
+        }
+        let mut due = Vec::new();
+        let mut present = std::collections::HashSet::with_capacity(objects.len());
+        for o in objects {
+            let key = self.key(&o.0);
+            present.insert(key);
+            if at.get(&key).is_some_and(|t| *t <= now) {
+                at.remove(&key);
+                due.push(o.clone());
+            }
+        }
+        at.retain(|key, _| present.contains(key));
+        due
+    }
+
+    /// The references of the objects due, checked every [`Resyncs::TICK`], for `Controller::reconcile_on`.
+    fn due(
+        self: Arc<Self>,
+        store: reflector::Store<Cached>,
+        dyntype: Arc<kube::api::ApiResource>,
+    ) -> impl futures::Stream<Item = ObjectRef<Cached>> + Send + 'static {
+        futures::stream::unfold(
+            (self, store, dyntype, Vec::<ObjectRef<Cached>>::new()),
+            |(resyncs, store, dyntype, mut pending)| async move {
+                while pending.is_empty() {
+                    tokio::time::sleep(Self::TICK).await;
+                    let due = resyncs.take_due(&store.state(), std::time::Instant::now());
+                    pending = due
+                        .iter()
+                        .map(|o| ObjectRef::from_obj_with(&**o, dyntype.clone()))
+                        .collect();
+                }
+                let next = pending.pop()?;
+                Some((next, (resyncs, store, dyntype, pending)))
+            },
+        )
+    }
+}
+
 /// Whether a child is not settled — its `Ready` condition is not `True` for its current generation (it waits for
 /// its owner, for a reference, or is between a spec change and its status write). Only those are woken by the
 /// owner's changes (the others have their own triggers; waking them would cost an ARM GET each, e.g. on every
@@ -668,13 +764,27 @@ pub async fn run(shared: Arc<Shared>, kinds: Vec<&'static KindInfo>, options: Ru
                 changed_resource,
             );
         }
+        // Objects in sync are resynced from [`Resyncs`], not requeued.
+        let resyncs = Arc::new(Resyncs::default());
+        controller = controller.reconcile_on(resyncs.clone().due(reader.clone(), dyntype.clone()));
         controller = match &shutdown {
             Some(signal) => controller.graceful_shutdown_on(signal.clone()),
             None => controller.shutdown_on_signal(),
         };
         let running = controller
             .run(
-                |object: Arc<Cached>, ctx| reconcile_any(object.0.clone(), ctx),
+                move |object: Arc<Cached>, ctx| {
+                    let resyncs = resyncs.clone();
+                    async move {
+                        let (action, resync) = reconcile_any_resync(object.0.clone(), ctx).await?;
+                        resyncs.set(&object.0, resync);
+                        Ok(if resync.is_some() {
+                            kube::runtime::controller::Action::await_change()
+                        } else {
+                            action
+                        })
+                    }
+                },
                 |object: Arc<Cached>, error: &crate::context::Error, ctx| error_policy(object.0.clone(), error, ctx),
                 ctx,
             )
@@ -849,6 +959,32 @@ mod tests {
         );
         assert!(!t.admit(&apply(cached("p2", 1)), later));
         assert_eq!(t.seen.len(), 1, "entries older than the TTL are dropped");
+    }
+
+    #[test]
+    fn resyncs_are_due_at_their_deadline_once_and_forgotten_with_their_object() {
+        let cached = |name: &str| Arc::new(Cached(Arc::new(child("a", name, "c1"))));
+        let (p1, p2, p3) = (cached("p1"), cached("p2"), cached("p3"));
+        let r = Resyncs::default();
+        let t0 = std::time::Instant::now();
+        r.set(&p1.0, Some(std::time::Duration::from_secs(10)));
+        r.set(&p2.0, Some(std::time::Duration::from_secs(20)));
+        r.set(&p3.0, Some(std::time::Duration::from_secs(10)));
+        r.set(&p3.0, None);
+        let all = [p1.clone(), p2.clone(), p3.clone()];
+        let names =
+            |due: Vec<Arc<Cached>>| -> Vec<String> { due.iter().filter_map(|o| o.0.metadata.name.clone()).collect() };
+        assert!(r.take_due(&all, t0).is_empty(), "nothing due yet");
+        let at = |s| t0 + std::time::Duration::from_secs(s);
+        assert_eq!(names(r.take_due(&all, at(11))), ["p1"], "p3 is not in sync any more");
+        assert!(
+            r.take_due(&all, at(12)).is_empty(),
+            "due once: its reconcile sets the next deadline"
+        );
+        // p2 is deleted: its deadline goes when the objects are next looked at.
+        r.set(&p1.0, Some(std::time::Duration::from_secs(1)));
+        assert_eq!(names(r.take_due(std::slice::from_ref(&p1), at(30))), ["p1"]);
+        assert!(r.lock().is_empty(), "p2's deadline went with it");
     }
 
     #[test]

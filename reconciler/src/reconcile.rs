@@ -112,6 +112,16 @@ impl Ready {
 /// Reconciles one object: see the module docs. Counts the result and the queue depth in
 /// [`Shared::metrics`].
 pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindContext>) -> Result<Action, Error> {
+    reconcile_resync(object, ctx).await.map(|(action, _)| action)
+}
+
+/// [`reconcile`], and when the object is in sync the time after which it is resynced (its action is then that
+/// requeue: the controller keeps these deadlines itself, [`crate::controller`], rather than one kube-runtime
+/// scheduler entry per object).
+pub async fn reconcile_resync(
+    object: Arc<DynamicObject>,
+    ctx: Arc<KindContext>,
+) -> Result<(Action, Option<Duration>), Error> {
     let metrics = &ctx.shared.metrics;
     let kind = ctx.info.kind;
     let key = format!("{}/{}", object.namespace().unwrap_or_default(), object.name_any());
@@ -120,7 +130,7 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindContext>) -> Res
     let object = crate::cache::whole(&object);
     let result = reconcile_object(&object, &ctx).await;
     match &result {
-        Ok((action, ready)) => {
+        Ok((action, ready, _)) => {
             let result = if *ready {
                 ReconcileResult::Ready
             } else {
@@ -131,11 +141,15 @@ pub async fn reconcile(object: Arc<DynamicObject>, ctx: Arc<KindContext>) -> Res
         // `error_policy` requeues.
         Err(_) => metrics.reconcile_finished(kind, &key, ReconcileResult::Error, true),
     }
-    result.map(|(action, _)| action)
+    result.map(|(action, _, resync)| (action, resync))
 }
 
-/// [`reconcile`] without the metrics: the action, and whether the object is ready (or gone after a deletion).
-async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(Action, bool), Error> {
+/// [`reconcile`] without the metrics: the action, whether the object is ready (or gone after a deletion), and
+/// when it is in sync the time after which it is resynced ([`reconcile_resync`]).
+async fn reconcile_object(
+    object: &DynamicObject,
+    ctx: &KindContext,
+) -> Result<(Action, bool, Option<Duration>), Error> {
     let mut run = Run::new(object, ctx)?;
     let settings = &ctx.shared.settings;
     // Cluster API (crate::capi): a paused object is not written at all; what Cluster API asks of the spec is
@@ -144,7 +158,7 @@ async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(
         let client = &ctx.shared.client;
         if let Some(why) = crate::capi::paused(client, object).await {
             tracing::debug!(kind = ctx.info.kind, namespace = %run.namespace, name = %run.name, "paused: {why}");
-            return Ok((Action::requeue(settings.resync), false));
+            return Ok((Action::requeue(settings.resync), false, None));
         }
         if let Some(patch) = crate::capi::inputs(client, ctx.info, object).await {
             crate::capi::patch_spec(&run.api, &run.name, patch)
@@ -154,7 +168,7 @@ async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(
                     action: "applying what Cluster API asks of the spec",
                     source,
                 })?;
-            return Ok((Action::requeue(Duration::from_secs(1)), false));
+            return Ok((Action::requeue(Duration::from_secs(1)), false, None));
         }
     }
     // The consecutive-failure count of `Retry::Backoff` is per object: its UID (a new object of the same name
@@ -180,7 +194,7 @@ async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(
         Err(StepError::Gone) => {
             settings.backoff.succeeded(&backoff_key);
             settings.views.forget(&backoff_key);
-            return Ok((Action::await_change(), true));
+            return Ok((Action::await_change(), true, None));
         }
     };
     // Ready with a GET body: the exports of spec.operatorSpec.
@@ -206,6 +220,9 @@ async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(
     if !failed {
         settings.backoff.succeeded(&backoff_key);
     }
+    // In sync: resynced after the resync interval, or sooner when a view is due first (below).
+    let mut resync = (outcome.ready.status == "True" && outcome.action == Action::requeue(settings.resync))
+        .then_some(settings.resync);
     // In sync (or observed): the views that are due ([`crate::views`]), into the body the status comes from.
     if let (Some(arm), "True", Some(id)) = (&mut outcome.arm, outcome.ready.status, run.id.clone()) {
         let views = crate::views::refresh(
@@ -249,6 +266,7 @@ async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(
             && next < settings.resync
         {
             outcome.action = Action::requeue(next.max(Duration::from_secs(1)));
+            resync = resync.map(|_| next.max(Duration::from_secs(1)));
         }
     }
     run.write_status(outcome.arm.as_ref(), &outcome.ready).await?;
@@ -264,7 +282,7 @@ async fn reconcile_object(object: &DynamicObject, ctx: &KindContext) -> Result<(
                 source,
             })?;
     }
-    Ok((outcome.action, outcome.ready.status == "True"))
+    Ok((outcome.action, outcome.ready.status == "True", resync))
 }
 
 /// When to retry after `f`, by its retry class; for ARM's `Retry-After` and the exponential backoff the message

@@ -298,3 +298,31 @@ async fn an_exported_config_map_wakes_what_reads_it() {
     );
     controllers.stop().await;
 }
+
+/// Objects in sync are resynced every `resync`, from the controllers' own deadlines (not a requeue per object in
+/// kube-runtime's scheduler): one ARM GET per interval, no write.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_in_sync_are_resynced_every_interval() {
+    let mut h = Harness::new().await;
+    h.set_settings(|s| s.resync = Duration::from_secs(2));
+    let controllers = Controllers::start(&h);
+    h.apply("ResourceGroup", RG, serde_json::json!({"location": "westeurope"}))
+        .await;
+    wait_ready(&h, "ResourceGroup", RG, Duration::from_secs(20)).await;
+    // Settled: the first reconciles after Ready are over.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    h.clear_traffic();
+    tokio::time::sleep(Duration::from_millis(6500)).await;
+    let traffic = h.sim.traffic();
+    let gets = traffic
+        .iter()
+        .filter(|e| e.request.method == "GET")
+        .filter(|e| {
+            let path = e.request.url.split('?').next().unwrap_or_default().to_ascii_lowercase();
+            path.ends_with(&format!("/resourcegroups/{}", RG.to_ascii_lowercase()))
+        })
+        .count();
+    assert!((2..=4).contains(&gets), "{gets} resync GETs in 6.5 s at a 2 s interval");
+    assert!(traffic.iter().all(|e| e.request.method == "GET"), "in sync: no write");
+    controllers.stop().await;
+}
