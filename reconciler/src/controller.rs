@@ -4,7 +4,10 @@
 //! Each controller watches its kind at one Kubernetes version (by default the storage version of its group; the
 //! API server converts objects stored at other versions). Only changes that matter trigger a reconcile:
 //! `metadata.generation` (spec changes), annotations (reconcile policy, credentials) and the deletion timestamp —
-//! the reconciler's own status writes do not. Objects in sync are resynced every [`Settings::resync`].
+//! the reconciler's own status writes do not. Objects in sync are resynced every [`Settings::resync`] (or sooner
+//! when a view is due): the controller keeps those deadlines itself, a hash and an instant per object, and sends
+//! the objects due to kube-runtime's controller each second (`Controller::reconcile_on`), rather than leaving a
+//! requeue per object in kube-runtime's scheduler.
 //!
 //! What waits is woken by what it waits for: a child by its owner's changes (`Children`), and any object by the
 //! changes of the custom resources its spec references — `{group, kind, name}` references and an extension
