@@ -258,30 +258,40 @@ async fn a_failed_view_keeps_its_value_and_is_read_again_at_the_next_reconcile()
     assert!(!healed[view.field].is_null(), "read again at the next reconcile");
 }
 
+/// The object as the controller's watch cache holds it (crate::cache), after a reconcile: its status slimmed to
+/// what the loop reads, with a digest of the rest and of each view.
+async fn as_cached(h: &Harness, kind: &str, name: &str) -> kube::api::DynamicObject {
+    h.reconcile(kind, name).await;
+    let mut cached = h.object(kind, name).await.expect("exists");
+    aks_reconciler::cache::slim_with(&mut cached, &[], &aks_reconciler::views::fields(h.ctx(kind).info));
+    cached
+}
+
+/// Reconciles `object` as the controller would hand it over, the traffic and API requests counted from here.
+async fn reconcile_counted(h: &Harness, kind: &str, object: kube::api::DynamicObject) {
+    h.clear_traffic();
+    h.api.clear_requests();
+    aks_reconciler::reconcile::reconcile(std::sync::Arc::new(object), h.ctx(kind))
+        .await
+        .expect("reconcile");
+}
+
 #[tokio::test]
 async fn a_status_written_from_the_watch_cache_keeps_the_views() {
     let h = Harness::new().await;
     setup(&h).await;
     for (kind, name) in kinds_with_views(&h) {
-        h.reconcile(kind, name).await;
         let views = views_of(&h, kind);
-        // The object as the controller's watch cache holds it (crate::cache): the status slimmed to what the loop
-        // reads, a digest of the rest and of each view. Its digest made stale (as if Azure's side of the status had
-        // changed since), so the status is written — whole, replacing what the API server has — without reading the
-        // views again from ARM.
-        let mut cached = h.object(kind, name).await.expect("exists");
-        aks_reconciler::cache::slim_with(&mut cached, &[], &aks_reconciler::views::fields(h.ctx(kind).info));
+        // The cached object with its digest made stale (as if Azure's side of the status had changed since), so the
+        // status is written — whole, replacing what the API server has — without reading the views again from ARM.
+        let cached = as_cached(&h, kind, name).await;
         assert!(
             aks_reconciler::cache::cached_digest(&cached).is_some(),
             "{kind}: slimmed"
         );
         let mut cached = aks_reconciler::cache::whole(&cached).into_owned();
         cached.data[aks_reconciler::cache::STATUS_DIGEST] = json!(0);
-        h.clear_traffic();
-        h.api.clear_requests();
-        aks_reconciler::reconcile::reconcile(std::sync::Arc::new(cached), h.ctx(kind))
-            .await
-            .expect("reconcile");
+        reconcile_counted(&h, kind, cached).await;
         assert_eq!(view_gets(&h, &views), 0, "{kind}: no view was due");
         assert!(
             h.kube_writes().iter().any(|w| w.ends_with("/status")),
@@ -304,11 +314,9 @@ async fn an_object_in_sync_in_the_watch_cache_costs_no_read_of_its_views_and_no_
     let h = Harness::new().await;
     setup(&h).await;
     for (kind, name) in kinds_with_views(&h) {
-        h.reconcile(kind, name).await;
         let views = views_of(&h, kind);
-        // The object as the watch cache holds it: the views' values dropped, their digests kept.
-        let mut cached = h.object(kind, name).await.expect("exists");
-        aks_reconciler::cache::slim_with(&mut cached, &[], &aks_reconciler::views::fields(h.ctx(kind).info));
+        // The views' values dropped, their digests kept.
+        let cached = as_cached(&h, kind, name).await;
         assert_eq!(
             aks_reconciler::cache::view_digests(&cached, &aks_reconciler::views::fields(h.ctx(kind).info)).len(),
             views.len(),
@@ -322,11 +330,7 @@ async fn an_object_in_sync_in_the_watch_cache_costs_no_read_of_its_views_and_no_
                 v.field
             );
         }
-        h.clear_traffic();
-        h.api.clear_requests();
-        aks_reconciler::reconcile::reconcile(std::sync::Arc::new(cached), h.ctx(kind))
-            .await
-            .expect("reconcile");
+        reconcile_counted(&h, kind, cached).await;
         assert_eq!(view_gets(&h, &views), 0, "{kind}: no view was due");
         assert!(
             h.kube_writes().is_empty(),
