@@ -40,7 +40,7 @@ use kube::{Api, Resource};
 use crate::cache::Cached;
 use crate::context::{KindContext, Shared};
 use crate::kinds::{api_resource, find_kind};
-use crate::reconcile::{error_policy, reconcile};
+use crate::reconcile::error_policy;
 
 /// The kinds a reconciler serves: per kind, its storage version (`KindInfo::storage`: the group's storage version
 /// when it has the kind, else the newest non-preview version that has it); `versions` (`group=version` pairs)
@@ -69,16 +69,13 @@ pub fn served_kinds(overrides: &[(String, String)]) -> Vec<&'static KindInfo> {
     out
 }
 
-/// The reconcile of a kind: the resources' loop ([`reconcile`]), or an action kind's ([`crate::actions`]).
+/// The reconcile of a kind: the resources' loop ([`crate::reconcile::reconcile`]), or an action kind's
+/// ([`crate::actions`]).
 pub async fn reconcile_any(
     object: std::sync::Arc<DynamicObject>,
     ctx: std::sync::Arc<crate::context::KindContext>,
 ) -> Result<kube::runtime::controller::Action, crate::context::Error> {
-    if crate::actions::action_of(&ctx).is_some() {
-        crate::actions::reconcile(object, ctx).await
-    } else {
-        reconcile(object, ctx).await
-    }
+    reconcile_any_resync(object, ctx).await.map(|(action, _)| action)
 }
 
 /// [`reconcile_any`], and for a resource in sync when it is resynced ([`crate::reconcile::reconcile_resync`]).
@@ -132,24 +129,32 @@ impl Resyncs {
         }
     }
 
-    /// The objects of `objects` due at `now`, forgetting their deadlines (their reconcile sets the next one);
-    /// deadlines of objects no longer in `objects` are dropped.
-    fn take_due(&self, objects: &[Arc<Cached>], now: std::time::Instant) -> Vec<Arc<Cached>> {
+    /// How many ticks apart the deadlines of objects gone from the cache are dropped (an object's last reconcile
+    /// normally drops its own: a deletion ends in sync with `None`).
+    const PRUNE_TICKS: u64 = 60;
+
+    /// The objects of `objects` due at `now`, forgetting their deadlines (their reconcile sets the next one); with
+    /// `prune`, also the deadlines of objects no longer in `objects`.
+    fn take_due(&self, objects: &[Arc<Cached>], now: std::time::Instant, prune: bool) -> Vec<Arc<Cached>> {
         let mut at = self.lock();
-        if !at.values().any(|t| *t <= now) {
+        if !prune && !at.values().any(|t| *t <= now) {
             return Vec::new();
         }
         let mut due = Vec::new();
-        let mut present = std::collections::HashSet::with_capacity(objects.len());
+        let mut present = std::collections::HashSet::with_capacity(if prune { objects.len() } else { 0 });
         for o in objects {
             let key = self.key(&o.0);
-            present.insert(key);
+            if prune {
+                present.insert(key);
+            }
             if at.get(&key).is_some_and(|t| *t <= now) {
                 at.remove(&key);
                 due.push(o.clone());
             }
         }
-        at.retain(|key, _| present.contains(key));
+        if prune {
+            at.retain(|key, _| present.contains(key));
+        }
         due
     }
 
@@ -160,18 +165,20 @@ impl Resyncs {
         dyntype: Arc<kube::api::ApiResource>,
     ) -> impl futures::Stream<Item = ObjectRef<Cached>> + Send + 'static {
         futures::stream::unfold(
-            (self, store, dyntype, Vec::<ObjectRef<Cached>>::new()),
-            |(resyncs, store, dyntype, mut pending)| async move {
+            (self, store, dyntype, Vec::<ObjectRef<Cached>>::new(), 0u64),
+            |(resyncs, store, dyntype, mut pending, mut ticks)| async move {
                 while pending.is_empty() {
                     tokio::time::sleep(Self::TICK).await;
-                    let due = resyncs.take_due(&store.state(), std::time::Instant::now());
+                    ticks += 1;
+                    let prune = ticks % Self::PRUNE_TICKS == 0;
+                    let due = resyncs.take_due(&store.state(), std::time::Instant::now(), prune);
                     pending = due
                         .iter()
                         .map(|o| ObjectRef::from_obj_with(&**o, dyntype.clone()))
                         .collect();
                 }
                 let next = pending.pop()?;
-                Some((next, (resyncs, store, dyntype, pending)))
+                Some((next, (resyncs, store, dyntype, pending, ticks)))
             },
         )
     }
@@ -977,16 +984,20 @@ mod tests {
         let all = [p1.clone(), p2.clone(), p3.clone()];
         let names =
             |due: Vec<Arc<Cached>>| -> Vec<String> { due.iter().filter_map(|o| o.0.metadata.name.clone()).collect() };
-        assert!(r.take_due(&all, t0).is_empty(), "nothing due yet");
+        assert!(r.take_due(&all, t0, false).is_empty(), "nothing due yet");
         let at = |s| t0 + std::time::Duration::from_secs(s);
-        assert_eq!(names(r.take_due(&all, at(11))), ["p1"], "p3 is not in sync any more");
+        assert_eq!(
+            names(r.take_due(&all, at(11), false)),
+            ["p1"],
+            "p3 is not in sync any more"
+        );
         assert!(
-            r.take_due(&all, at(12)).is_empty(),
+            r.take_due(&all, at(12), false).is_empty(),
             "due once: its reconcile sets the next deadline"
         );
-        // p2 is deleted: its deadline goes when the objects are next looked at.
+        // p2 is deleted: its deadline goes when the objects are next pruned.
         r.set(&p1.0, Some(std::time::Duration::from_secs(1)));
-        assert_eq!(names(r.take_due(std::slice::from_ref(&p1), at(30))), ["p1"]);
+        assert_eq!(names(r.take_due(std::slice::from_ref(&p1), at(30), true)), ["p1"]);
         assert!(r.lock().is_empty(), "p2's deadline went with it");
     }
 
